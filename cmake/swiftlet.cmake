@@ -15,13 +15,14 @@ endif()
 function(swiftlet_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
   add_library(swiftlet_${name} STATIC ${ARG_SOURCES})
-  # Each library exposes only its own folder: include/<name>/<name> is a link
-  # to src/<name>, so "gguf/gguf_file.h" resolves only for targets that link
-  # swiftlet_gguf.
+  # Each library exposes only its own folder: include/<name>/<folder> is a
+  # link to src/<folder>, so "gguf/gguf_file.h" resolves only for targets
+  # that link swiftlet_gguf.
+  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
   set(inc ${CMAKE_BINARY_DIR}/include/${name})
   file(MAKE_DIRECTORY ${inc})
-  if(NOT EXISTS ${inc}/${name})
-    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${inc}/${name} SYMBOLIC)
+  if(NOT EXISTS ${inc}/${folder})
+    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${inc}/${folder} SYMBOLIC)
   endif()
   target_include_directories(swiftlet_${name} PUBLIC ${inc})
   target_compile_options(swiftlet_${name} PRIVATE ${SWIFTLET_WARNINGS})

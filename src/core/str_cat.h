@@ -11,12 +11,17 @@
 #include <string_view>
 #include <type_traits>
 
+#include "absl/strings/string_view.h"
+
 namespace swiftlet {
 namespace internal {
 
 inline void AppendPiece(std::string& out, std::string_view s) { out.append(s); }
 inline void AppendPiece(std::string& out, const char* s) { out.append(s); }
 inline void AppendPiece(std::string& out, const std::string& s) { out.append(s); }
+#if !defined(ABSL_USES_STD_STRING_VIEW)
+inline void AppendPiece(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }
+#endif
 inline void AppendPiece(std::string& out, char c) { out.push_back(c); }
 
 template <typename T>

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test: set up, build, run the test suite, run it again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, then fuzz the GGUF reader
+# briefly (clang + libFuzzer) from the malformed-file corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+
+if [ ! -d ../shared/testdata ]; then
+  echo "test: ../shared/testdata is missing; the tests need it beside the checkout" >&2
+  exit 1
+fi
+
+scripts/setup.sh
+
+echo "== build (RelWithDebInfo)" >&2
+scripts/build.sh build
+scripts/bundled_model.sh
+ctest --test-dir build --output-on-failure -j2
+
+echo "== build (ASan + UBSan)" >&2
+scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j2
+
+echo "== fuzz the GGUF reader" >&2
+CXX=clang++ scripts/build.sh build-fuzz -DSWIFTLET_FUZZ=ON -DSWIFTLET_TESTS=OFF
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && build/tests/gguf/gguf_corpus_writer "$seeds"
+mkdir -p build-fuzz/corpus
+build-fuzz/fuzz/gguf_reader_fuzz -max_total_time="${SWIFTLET_FUZZ_SECONDS:-30}" -max_len=8192 \
+  -print_final_stats=1 build-fuzz/corpus "$seeds" 2>build-fuzz/fuzz.log \
+  || { tail -50 build-fuzz/fuzz.log >&2; echo "test: fuzzing found a crash" >&2; exit 1; }
+grep -E '^stat::number_of_executed_units' build-fuzz/fuzz.log >&2 || true
+
+echo "test: all passed in $((SECONDS - start)) s" >&2

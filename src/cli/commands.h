@@ -1,0 +1,48 @@
+// The subcommands of `swiftlet`. main.cc parses flags into these option
+// structs (only it sees CLI11); each Run* function does the work and returns
+// the process exit code, printing errors as one line on stderr.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace swiftlet::cli {
+
+struct InspectOptions {
+  std::string model_path;
+  bool json = false;
+};
+int RunInspect(const InspectOptions& options);
+
+struct QuantizeOptions {
+  std::string in_path;
+  std::string out_path;
+  std::string type;
+  int threads = 0;  // 0: all cores.
+};
+int RunQuantize(const QuantizeOptions& options);
+
+struct MakeModelOptions {
+  std::string out_path;
+  std::string preset = "tiny";
+  // Unset fields keep the preset's value.
+  std::optional<std::string> arch;
+  std::optional<int64_t> hidden, layers, heads, kv_heads, head_dim, ffn, context;
+  std::optional<double> rope_base;
+  bool tied = false;
+  std::string type = "F32";
+  std::string vocab_path;
+  uint64_t seed = 1;
+  int threads = 0;
+};
+int RunMakeModel(const MakeModelOptions& options);
+
+// Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
+int ReportError(std::string_view message);
+int ReportError(const absl::Status& status);
+
+}  // namespace swiftlet::cli

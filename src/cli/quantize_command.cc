@@ -1,0 +1,68 @@
+// swiftlet quantize IN OUT TYPE: converts a model's weights and reports the
+// error each tensor picked up.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "core/parallel_for.h"
+#include "gguf/gguf_file.h"
+#include "model/quantize_model.h"
+
+namespace swiftlet::cli {
+namespace {
+
+// Files above this size get a progress display on stderr.
+constexpr uint64_t kProgressBytes = uint64_t{64} << 20;
+
+void PrintStats(const TensorQuantStats& s) {
+  std::printf("%-36s %-6s %-6s %12s %11.3e %10.3e\n", s.name.c_str(),
+              std::string(NameOf(s.from)).c_str(), std::string(NameOf(s.to)).c_str(),
+              HumanBytes(s.bytes_out).c_str(), s.rms_error(), s.relative_rms_error());
+}
+
+}  // namespace
+
+int RunQuantize(const QuantizeOptions& o) {
+  auto target = ParseQuantTarget(o.type);
+  if (!target.ok()) return ReportError(target.status());
+  std::error_code ec;
+  if (std::filesystem::equivalent(o.in_path, o.out_path, ec)) {
+    return ReportError(o.out_path + ": output would overwrite the input");
+  }
+  auto in = GgufFile::Open(o.in_path);
+  if (!in.ok()) return ReportError(in.status());
+
+  const bool show_progress = (*in)->file_size() >= kProgressBytes;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  int last_percent = -1;
+  auto progress = [&](size_t done, size_t total, uint64_t bytes_done, uint64_t bytes_total) {
+    if (!show_progress) return;
+    const int percent = bytes_total ? static_cast<int>(100 * bytes_done / bytes_total) : 100;
+    // On a terminal redraw one line; in a log, a line per 10%.
+    if (tty) {
+      std::fprintf(stderr, "\rquantize: %3d%% (%zu/%zu tensors)%s", percent, done, total,
+                   done == total ? "\n" : "");
+    } else if (percent / 10 != last_percent / 10 || done == total) {
+      std::fprintf(stderr, "quantize: %d%% (%zu/%zu tensors)\n", percent, done, total);
+    }
+    last_percent = percent;
+  };
+  const int threads = o.threads > 0 ? o.threads : DefaultThreads();
+  auto report = QuantizeModel(**in, o.out_path, *target, threads, progress);
+  if (!report.ok()) return ReportError(report.status());
+
+  std::printf("%-36s %-6s %-6s %12s %11s %10s\n", "tensor", "from", "to", "bytes", "rms_error",
+              "relative");
+  for (const TensorQuantStats& s : report->tensors) PrintStats(s);
+  std::printf("%-36s %-6s %-6s %12s %11.3e %10.3e\n", "total", "", "",
+              HumanBytes(report->bytes_out).c_str(), report->total.rms_error(),
+              report->total.relative_rms_error());
+  std::printf("%s: %s -> %s (%s)\n", o.out_path.c_str(), HumanBytes(report->bytes_in).c_str(),
+              HumanBytes(report->bytes_out).c_str(), std::string(target->name).c_str());
+  return 0;
+}
+
+}  // namespace swiftlet::cli

@@ -1,0 +1,16 @@
+// IEEE half precision (F16) and bfloat16 (BF16) conversions, in portable
+// bit arithmetic so they behave the same on every CPU. Float to half rounds
+// to nearest even (as F16C's _cvtss_sh with round-to-nearest does); NaN
+// stays NaN, overflow becomes infinity.
+#pragma once
+
+#include <cstdint>
+
+namespace swiftlet {
+
+uint16_t Fp32ToFp16(float x);
+float Fp16ToFp32(uint16_t h);
+uint16_t Fp32ToBf16(float x);
+float Bf16ToFp32(uint16_t h);
+
+}  // namespace swiftlet

@@ -1,0 +1,286 @@
+"""End-to-end tests of the swiftlet binary, driven as a user drives it.
+
+Run by ctest: cli_test.py SWIFTLET CORPUS_WRITER SHARED_DIR. Expected values
+come from gguf_py (an independent reader and dequantizer) and from the rules
+as docs/QUANTIZATION.md states them, not from swiftlet's own output.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import gguf_py
+
+SWIFTLET, CORPUS_WRITER, SHARED = sys.argv[1:4]
+VOCAB = os.path.join(SHARED, "testdata", "vocab", "ggml-vocab-llama-spm.gguf")
+
+
+def run(*args, check=True):
+    p = subprocess.run([SWIFTLET, *args], capture_output=True, text=True, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError(f"swiftlet {' '.join(args)} failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+class Tmp(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="swiftlet-e2e-")
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class MakeModelAndInspect(Tmp):
+    def test_inspect_json_matches_an_independent_reader(self):
+        out = self.path("tiny.gguf")
+        run("tools", "make-model", "--preset", "tiny", "--layers", "2", "--out", out)
+        info = json.loads(run("inspect", out, "--json").stdout)
+        ref = gguf_py.read_gguf(out)
+        self.assertEqual(info["gguf_version"], ref["version"])
+        self.assertEqual(info["architecture"], "llama")
+        self.assertEqual(info["hyperparameters"]["embedding_length"], 256)
+        self.assertEqual(info["hyperparameters"]["block_count"], 2)
+        self.assertEqual(info["tokenizer"]["model"], "llama")
+        self.assertEqual(info["tokenizer"]["tokens"], len(ref["metadata"]["tokenizer.ggml.tokens"]))
+        self.assertEqual(len(info["tensors"]), len(ref["tensors"]))
+        for mine, theirs in zip(info["tensors"], ref["tensors"]):
+            self.assertEqual(mine["name"], theirs["name"])
+            self.assertEqual(mine["type"], theirs["type"])
+            self.assertEqual(mine["shape"], theirs["shape"])
+            self.assertEqual(mine["offset"], theirs["offset"])
+            self.assertEqual(mine["bytes"], theirs["bytes"])
+        self.assertEqual(info["totals"]["parameters"], sum(t["elements"] for t in ref["tensors"]))
+        self.assertEqual(info["totals"]["bytes"], sum(t["bytes"] for t in ref["tensors"]))
+        # 2 layers x 9 tensors + embedding, output norm, output.
+        self.assertEqual(info["totals"]["tensors"], 2 * 9 + 3)
+
+    def test_inspect_text_shows_the_summary(self):
+        out = self.path("text.gguf")
+        run("tools", "make-model", "--preset", "tiny", "--layers", "1", "--out", out)
+        text = run("inspect", out).stdout
+        self.assertIn("architecture  llama", text)
+        self.assertIn("embedding_length", text)
+        self.assertIn("tokenizer     llama (SentencePiece BPE), 447 tokens", text)
+        self.assertIn("blk.0.ffn_down.weight", text)
+        self.assertIn("[768, 256]", text)
+
+    def test_weights_are_seeded_and_scaled(self):
+        a, b, c = self.path("s1a.gguf"), self.path("s1b.gguf"), self.path("s2.gguf")
+        for path, seed in ((a, "7"), (b, "7"), (c, "8")):
+            run("tools", "make-model", "--layers", "1", "--seed", seed, "--out", path)
+        digest = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
+        self.assertEqual(digest(a), digest(b))
+        self.assertNotEqual(digest(a), digest(c))
+        # Uniform weights with standard deviation 1/sqrt(row length).
+        t = {t["name"]: t for t in gguf_py.read_gguf(a)["tensors"]}
+        w = np.frombuffer(t["blk.0.ffn_down.weight"]["data"], dtype="<f4")
+        self.assertAlmostEqual(float(w.std()), 1 / np.sqrt(768), delta=0.02 / np.sqrt(768) * 10)
+        self.assertLess(abs(float(w.mean())), 0.01)
+
+    def test_real_vocabulary_is_copied(self):
+        out = self.path("spm.gguf")
+        run("tools", "make-model", "--layers", "1", "--vocab", VOCAB, "--out", out)
+        ref = gguf_py.read_gguf(out)
+        vocab = gguf_py.read_gguf(VOCAB)
+        self.assertEqual(ref["metadata"]["tokenizer.ggml.tokens"], vocab["metadata"]["tokenizer.ggml.tokens"])
+        emb = {t["name"]: t for t in ref["tensors"]}["token_embd.weight"]
+        self.assertEqual(emb["shape"], [256, len(vocab["metadata"]["tokenizer.ggml.tokens"])])
+
+    def test_architectures_and_preset_shapes(self):
+        cases = [("tinyllama-1.1b", "llama", {"blk.0.attn_k.weight": [2048, 256],
+                                              "blk.0.ffn_gate.weight": [2048, 5632],
+                                              "output.weight": [2048, 447]}),
+                 ("smollm2-135m", "llama", {"blk.0.attn_q.weight": [576, 576],
+                                            "blk.0.attn_v.weight": [576, 192]}),
+                 ("qwen2.5-0.5b", "qwen2", {"blk.0.attn_q.bias": [896], "blk.0.attn_k.bias": [128]}),
+                 ("qwen3-0.6b", "qwen3", {"blk.0.attn_q_norm.weight": [128],
+                                          "blk.0.attn_q.weight": [1024, 2048]})]
+        for preset, arch, shapes in cases:
+            with self.subTest(preset=preset):
+                out = self.path(preset + ".gguf")
+                run("tools", "make-model", "--preset", preset, "--layers", "1", "--type", "Q8_0",
+                    "--out", out)
+                ref = gguf_py.read_gguf(out)
+                self.assertEqual(ref["metadata"]["general.architecture"], arch)
+                got = {t["name"]: t["shape"] for t in ref["tensors"]}
+                for name, shape in shapes.items():
+                    self.assertEqual(got[name], shape, name)
+                self.assertEqual("output.weight" in got, preset == "tinyllama-1.1b")
+                run("inspect", out)  # Shapes agree with the hyperparameters.
+
+
+def expected_type(target, name, shape, n_layer, tied):
+    """docs/QUANTIZATION.md's rules, restated independently."""
+    if len(shape) < 2:
+        return "F32"
+    head = name == "output.weight" or (tied and name == "token_embd.weight")
+    base = {"Q4_K_M": "Q4_K"}.get(target, target)
+    t = base
+    if target == "Q4_K_M":
+        layer = int(name.split(".")[1]) if name.startswith("blk.") else -1
+        more = layer >= 0 and (layer < n_layer // 8 or layer >= 7 * n_layer // 8
+                               or (layer - n_layer // 8) % 3 == 2)
+        if head or (more and name.endswith(("attn_v.weight", "ffn_down.weight"))):
+            t = "Q6_K"
+    elif target == "Q4_0" and head:
+        t = "Q6_K"
+    block = gguf_py.TYPES[gguf_py.TYPE_IDS[t]][1]
+    if shape[0] % block:
+        t = "Q8_0" if shape[0] % 32 == 0 else "F16"
+    return t
+
+
+class Quantize(Tmp):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.src = os.path.join(cls.dir, "src.gguf")
+        # Rows of 256 (K-quants fit) and of 768 = 3 x 256; 8 layers so the
+        # Q4_K_M layer rule picks some layers and not others.
+        run("tools", "make-model", "--layers", "8", "--hidden", "256", "--ffn", "768",
+            "--out", cls.src)
+        cls.ref = gguf_py.read_gguf(cls.src)
+
+    def check_target(self, target, max_relative):
+        out = self.path(target + ".gguf")
+        p = run("quantize", self.src, out, target)
+        reported = {}
+        for line in p.stdout.splitlines()[1:]:
+            parts = line.split()
+            if parts and parts[0] != "total" and len(parts) >= 6 and parts[0] in \
+                    {t["name"] for t in self.ref["tensors"]}:
+                reported[parts[0]] = (parts[2], float(parts[-2]), float(parts[-1]))
+        q = gguf_py.read_gguf(out)
+        self.assertEqual(q["metadata"]["tokenizer.ggml.tokens"], self.ref["metadata"]["tokenizer.ggml.tokens"])
+        total_err = total_n = 0.0
+        tied = "output.weight" not in {t["name"] for t in self.ref["tensors"]}
+        for src, dst in zip(self.ref["tensors"], q["tensors"]):
+            self.assertEqual(src["name"], dst["name"])
+            self.assertEqual(src["shape"], dst["shape"])
+            want = expected_type(target, src["name"], src["shape"], 8, tied)
+            self.assertEqual(dst["type"], want, src["name"])
+            x = gguf_py.dequantize(src["type"], src["data"], src["elements"]).astype(np.float64)
+            y = gguf_py.dequantize(dst["type"], dst["data"], dst["elements"]).astype(np.float64)
+            err = float(np.sqrt(np.mean((x - y) ** 2)))
+            rel = err / float(np.sqrt(np.mean(x ** 2)))
+            total_err += float(np.sum((x - y) ** 2))
+            total_n += x.size
+            to, rms, relative = reported[src["name"]]
+            self.assertEqual(to, want)
+            # The report prints 4 significant digits.
+            self.assertAlmostEqual(rms, err, delta=1e-3 * err + 1e-12, msg=src["name"])
+            self.assertAlmostEqual(relative, rel, delta=1e-3 * rel + 1e-12, msg=src["name"])
+            self.assertLess(rel, max_relative, src["name"])
+        total_line = [l for l in p.stdout.splitlines() if l.startswith("total")][0].split()
+        self.assertAlmostEqual(float(total_line[-2]), np.sqrt(total_err / total_n),
+                               delta=1e-3 * np.sqrt(total_err / total_n))
+
+    # Bounds on relative RMS error for uniform weights: F16 keeps 11 bits
+    # (2^-12 relative); Q8_0 steps of amax/127 give ~1/(127*sqrt(3)*...)
+    # well under 1%; 4-bit formats stay under 10%.
+    def test_f16(self):
+        self.check_target("F16", 1e-3)
+
+    def test_q8_0(self):
+        self.check_target("Q8_0", 0.01)
+
+    def test_q4_0(self):
+        self.check_target("Q4_0", 0.12)
+
+    def test_q4_k_m(self):
+        self.check_target("Q4_K_M", 0.10)
+
+    def test_requantizing_a_quantized_model_copies_same_type_tensors(self):
+        a = self.path("a.gguf")
+        b = self.path("b.gguf")
+        run("quantize", self.src, a, "Q8_0")
+        run("quantize", a, b, "Q8_0")
+        ta = gguf_py.read_gguf(a)["tensors"]
+        tb = gguf_py.read_gguf(b)["tensors"]
+        for x, y in zip(ta, tb):
+            self.assertEqual(x["data"], y["data"], x["name"])
+
+
+class BadInput(Tmp):
+    def assert_one_line_error(self, p, *words):
+        self.assertGreater(p.returncode, 0)  # Not killed by a signal.
+        self.assertLess(p.returncode, 126)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(lines[0].startswith("swiftlet: error: "), lines[0])
+        for w in words:
+            self.assertIn(w, lines[0])
+
+    def test_missing_file(self):
+        self.assert_one_line_error(run("inspect", "/nope/model.gguf", check=False),
+                                   "/nope/model.gguf", "No such file")
+
+    def test_not_gguf(self):
+        path = self.path("notes.txt")
+        open(path, "w").write("hello, this is not a model\n")
+        self.assert_one_line_error(run("inspect", path, check=False), path, "not a GGUF file")
+
+    def test_every_malformed_file_in_the_corpus(self):
+        corpus = self.path("corpus")
+        subprocess.run([CORPUS_WRITER, corpus], check=True)
+        files = sorted(os.listdir(corpus))
+        self.assertGreater(len(files), 200)
+        for name in files:
+            if name == "valid.gguf":
+                continue
+            with self.subTest(file=name):
+                self.assert_one_line_error(run("inspect", os.path.join(corpus, name), check=False), name)
+
+    def test_shape_disagreeing_with_hyperparameters(self):
+        w = gguf_py.Writer()
+        w.string("general.architecture", "llama")
+        for k, v in (("context_length", 64), ("embedding_length", 32), ("block_count", 1),
+                     ("feed_forward_length", 64), ("attention.head_count", 4),
+                     ("attention.head_count_kv", 4), ("vocab_size", 50)):
+            w.u32("llama." + k, v)
+        for name, shape in (("token_embd.weight", [32, 50]), ("blk.0.attn_norm.weight", [32]),
+                            ("blk.0.attn_q.weight", [32, 32]), ("blk.0.attn_k.weight", [32, 16]),
+                            ("blk.0.attn_v.weight", [32, 32]), ("blk.0.attn_output.weight", [32, 32]),
+                            ("blk.0.ffn_norm.weight", [32]), ("blk.0.ffn_gate.weight", [32, 64]),
+                            ("blk.0.ffn_up.weight", [32, 64]), ("blk.0.ffn_down.weight", [64, 32]),
+                            ("output_norm.weight", [32]), ("output.weight", [32, 50])):
+            w.tensor(name, shape)
+        path = self.path("mismatch.gguf")
+        w.write(path)
+        self.assert_one_line_error(run("inspect", path, check=False), "blk.0.attn_k.weight",
+                                   "[32, 16]", "expected [32, 32]")
+        # The same file quantizes (it is a valid GGUF); only model use rejects it.
+
+    def test_unknown_quantize_type(self):
+        src = self.path("q.gguf")
+        run("tools", "make-model", "--layers", "1", "--out", src)
+        p = run("quantize", src, self.path("out.gguf"), "Q3_K_S", check=False)
+        self.assert_one_line_error(p, "Q3_K_S", "Q4_K_M")
+        self.assertFalse(os.path.exists(self.path("out.gguf")))
+
+    def test_quantize_onto_itself(self):
+        src = self.path("self.gguf")
+        run("tools", "make-model", "--layers", "1", "--out", src)
+        self.assert_one_line_error(run("quantize", src, src, "Q8_0", check=False), "overwrite")
+
+    def test_bad_flags(self):
+        self.assert_one_line_error(run("tools", "make-model", "--layers", "0", "--out",
+                                       self.path("x.gguf"), check=False), "--layers")
+        self.assert_one_line_error(run("tools", "make-model", "--heads", "5", "--out",
+                                       self.path("x.gguf"), check=False), "--heads")
+        self.assert_one_line_error(run("tools", "make-model", "--type", "Q9", "--out",
+                                       self.path("x.gguf"), check=False), "Q9")
+        self.assert_one_line_error(run("tools", "make-model", "--vocab", "/nope.gguf", "--out",
+                                       self.path("x.gguf"), check=False), "/nope.gguf")
+        self.assert_one_line_error(run("frobnicate", check=False), "frobnicate")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=1)
