@@ -1,0 +1,73 @@
+// Compares the portable conversions with the F16C instructions of this CPU
+// (an independent implementation in hardware).
+#include "kernels/float16.h"
+
+#include <gtest/gtest.h>
+#include <immintrin.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+
+namespace swiftlet {
+namespace {
+
+TEST(Float16Test, HalfToFloatMatchesF16cForAllPatterns) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float mine = Fp16ToFp32(static_cast<uint16_t>(h));
+    const float hw = _cvtsh_ss(static_cast<unsigned short>(h));
+    if (std::isnan(hw)) {
+      EXPECT_TRUE(std::isnan(mine)) << h;
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(mine), std::bit_cast<uint32_t>(hw)) << h;
+    }
+  }
+}
+
+void ExpectSameAsF16c(float x) {
+  const uint16_t mine = Fp32ToFp16(x);
+  const uint16_t hw = _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+  if (std::isnan(x)) {
+    EXPECT_EQ(mine & 0x7C00, 0x7C00);
+    EXPECT_NE(mine & 0x3FF, 0);
+  } else {
+    EXPECT_EQ(mine, hw) << x << " bits " << std::bit_cast<uint32_t>(x);
+  }
+}
+
+TEST(Float16Test, FloatToHalfMatchesF16c) {
+  for (float x : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.99f, 65520.0f, 1e6f, -1e-8f,
+                  5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 6.1035156e-05f, 6.10e-05f,
+                  INFINITY, -INFINITY, NAN}) {
+    ExpectSameAsF16c(x);
+  }
+  std::mt19937 rng(1);
+  for (int i = 0; i < 2000000; ++i) {
+    // Random bit patterns cover every exponent, including subnormal halves,
+    // rounding ties and overflow.
+    ExpectSameAsF16c(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  }
+  // Every exact tie between two adjacent halves.
+  for (uint32_t h = 0; h < 0x7BFF; ++h) {
+    const float a = _cvtsh_ss(static_cast<unsigned short>(h));
+    const float b = _cvtsh_ss(static_cast<unsigned short>(h + 1));
+    ExpectSameAsF16c(a + (b - a) / 2);
+  }
+}
+
+TEST(Float16Test, Bfloat16ByHand) {
+  EXPECT_EQ(Fp32ToBf16(1.0f), 0x3F80);
+  EXPECT_EQ(Fp32ToBf16(-2.0f), 0xC000);
+  // 1 + 2^-8 lies exactly between 0x3F80 and 0x3F81: ties go to even.
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3F808000u)), 0x3F80);
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3F818000u)), 0x3F82);
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x3F808001u)), 0x3F81);
+  EXPECT_EQ(Fp32ToBf16(INFINITY), 0x7F80);
+  EXPECT_EQ(Fp32ToBf16(std::bit_cast<float>(0x7F7FFFFFu)), 0x7F80);  // Max float rounds up.
+  const uint16_t nan = Fp32ToBf16(std::bit_cast<float>(0x7F800001u));  // Signalling NaN.
+  EXPECT_TRUE(std::isnan(Bf16ToFp32(nan)));
+  EXPECT_EQ(Bf16ToFp32(0x4049), std::bit_cast<float>(0x40490000u));
+}
+
+}  // namespace
+}  // namespace swiftlet
