@@ -41,6 +41,16 @@ struct MakeModelOptions {
 };
 int RunMakeModel(const MakeModelOptions& options);
 
+struct LogitsOptions {
+  std::string model_path;
+  std::string tokens;  // Space-separated ids.
+  std::string kv_type = "f32";
+  int64_t chunk = 0;   // Prompt chunk size; 0: one batch.
+  int threads = 0;
+  std::string out_path;
+};
+int RunLogits(const LogitsOptions& options);
+
 // Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
 int ReportError(std::string_view message);
 int ReportError(const absl::Status& status);

@@ -83,6 +83,18 @@ int Main(int argc, char** argv) {
     ReportError("unknown command '" + first + "' (commands: inspect, quantize, tools)");
     return 2;
   }
+  LogitsOptions logits;
+  CLI::App* logits_cmd = tools_cmd->add_subcommand(
+      "logits", "Write the logits at every position of a token sequence (float32)");
+  logits_cmd->add_option("-m,--model", logits.model_path, "GGUF model")->required();
+  logits_cmd->add_option("--tokens", logits.tokens, "Token ids, space-separated")->required();
+  logits_cmd->add_option("--kv-type", logits.kv_type, "KV cache type: f16 or f32 (default f32)");
+  logits_cmd->add_option("--chunk", logits.chunk, "Prompt chunk size (default: all at once)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  logits_cmd->add_option("--threads", logits.threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  logits_cmd->add_option("--out,-o", logits.out_path, "Output file")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -97,6 +109,7 @@ int Main(int argc, char** argv) {
   if (*inspect_cmd) return RunInspect(inspect);
   if (*quantize_cmd) return RunQuantize(quantize);
   if (*make_cmd) return RunMakeModel(make);
+  if (*logits_cmd) return RunLogits(logits);
   return ReportError("no subcommand");
 }
 

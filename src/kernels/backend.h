@@ -1,0 +1,89 @@
+// The compute interface the model is written against. A backend runs ops on
+// tensors that live on its device; the CPU backend is the first, a CUDA
+// backend implements the same interface later, so model code is written once.
+//
+// Every op computes each output row from its own input row only, reducing
+// along k in a fixed order, so a row's result never depends on which other
+// rows share the call (batch invariance, DESIGN.md). Work may be split over
+// output rows, never along k.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/tensor_type.h"
+
+namespace swiftlet {
+
+enum class Device { kCpu };
+
+// A 2-D weight in place (mmapped): n_out rows of n_in elements of `type`.
+struct WeightView {
+  TensorType type = TensorType::kF32;
+  int64_t n_in = 0;
+  int64_t n_out = 0;
+  const uint8_t* data = nullptr;
+  size_t row_bytes = 0;
+  Device device = Device::kCpu;
+};
+
+// The keys and values of one sequence in one layer, as the cache stores
+// them: rows 0..length-1 of kv_dim elements of `type` (F32 or F16).
+struct KvRows {
+  const uint8_t* k = nullptr;
+  const uint8_t* v = nullptr;
+  size_t row_bytes = 0;
+  TensorType type = TensorType::kF32;
+};
+
+struct AttentionShape {
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  float scale = 1.0f;  // Applied to q·k (1/sqrt(head_dim)).
+};
+
+struct RopeShape {
+  int64_t n_head = 0;
+  int64_t head_dim = 0;
+  int64_t rope_dim = 0;    // Leading dimensions of each head that rotate.
+  bool neox = false;       // Pairs (i, i + rope_dim/2) instead of (2i, 2i+1).
+  float freq_base = 10000.0f;
+  float position_scale = 1.0f;  // Linear scaling multiplies positions.
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // y[t] = W · x[t] for t < n_rows; x rows of w.n_in floats, y rows of
+  // w.n_out. Quantized weights see quantized activations (kernels/vec_dot.h).
+  virtual void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) = 0;
+
+  // y[t] = x[t] / sqrt(mean(x[t]²) + eps) * weight, rows of n.
+  virtual void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,
+                       float* y) = 0;
+
+  // Rotates each head of x[t] (rows of n_head * head_dim) by positions[t].
+  virtual void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& shape) = 0;
+
+  // Causal attention of query row t (at positions[t]) over kv[t]'s rows
+  // 0..positions[t]; q and out rows of n_head * head_dim.
+  virtual void Attention(const float* q, int64_t n_rows, const int32_t* positions,
+                         const KvRows* kv, const AttentionShape& shape, float* out) = 0;
+
+  // x[i] = silu(gate[i]) * up[i] for n elements.
+  virtual void SiluMul(float* gate, const float* up, int64_t n) = 0;
+
+  // Element-wise y[i] += x[i].
+  virtual void Add(float* y, const float* x, int64_t n) = 0;
+
+  // Dequantizes rows `ids` of an embedding table into out (rows of n_in).
+  virtual void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;
+};
+
+// The scalar CPU backend: the reference every faster kernel is checked
+// against. `threads` splits matmuls over output rows.
+std::unique_ptr<Backend> MakeScalarCpuBackend(int threads);
+
+}  // namespace swiftlet

@@ -1,0 +1,158 @@
+// The scalar CPU backend: plain loops, the specification of the fast kernels.
+#include <cmath>
+#include <vector>
+
+#include "core/check.h"
+#include "core/parallel_for.h"
+#include "kernels/backend.h"
+#include "kernels/dequantize.h"
+#include "kernels/float16.h"
+#include "kernels/quantize.h"
+#include "kernels/vec_dot.h"
+
+namespace swiftlet {
+namespace {
+
+// Below this many multiply-adds a matmul runs on the calling thread; above,
+// thread start-up is cheap next to the work.
+constexpr int64_t kParallelWork = int64_t{1} << 20;
+
+class ScalarCpuBackend final : public Backend {
+ public:
+  explicit ScalarCpuBackend(int threads) : threads_(std::max(1, threads)) {}
+
+  void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
+    SWIFTLET_CHECK(CanMatMul(w.type));
+    const TensorType act_type = ActivationTypeFor(w.type);
+    uint64_t act_row_bytes = 0;
+    SWIFTLET_CHECK(RowBytes(act_type, static_cast<uint64_t>(w.n_in), &act_row_bytes));
+    // Each activation row is quantized once and reused for every weight row.
+    act_.resize(act_row_bytes * static_cast<size_t>(n_rows));
+    for (int64_t t = 0; t < n_rows; ++t) {
+      QuantizeRow(act_type, x + t * w.n_in, act_.data() + t * act_row_bytes, w.n_in);
+    }
+    const uint8_t* act = act_.data();
+    auto rows = [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const uint8_t* wrow = w.data + static_cast<size_t>(o) * w.row_bytes;
+        for (int64_t t = 0; t < n_rows; ++t) {
+          y[t * w.n_out + o] = VecDot(w.type, wrow, act + t * act_row_bytes, w.n_in);
+        }
+      }
+    };
+    const int threads = w.n_in * w.n_out * n_rows >= kParallelWork ? threads_ : 1;
+    ParallelFor(w.n_out, threads, rows);
+  }
+
+  void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,
+               float* y) override {
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const float* xr = x + t * n;
+      float* yr = y + t * n;
+      float sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += xr[i] * xr[i];
+      const float scale = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
+      for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale * weight[i];
+    }
+  }
+
+  void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& s) override {
+    const int64_t half = s.rope_dim / 2;
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const double pos = static_cast<double>(positions[t]) * s.position_scale;
+      for (int64_t h = 0; h < s.n_head; ++h) {
+        float* head = x + (t * s.n_head + h) * s.head_dim;
+        for (int64_t i = 0; i < half; ++i) {
+          const double theta =
+              pos * std::pow(static_cast<double>(s.freq_base), -2.0 * static_cast<double>(i) /
+                                                                   static_cast<double>(s.rope_dim));
+          const float c = static_cast<float>(std::cos(theta));
+          const float sn = static_cast<float>(std::sin(theta));
+          const int64_t a = s.neox ? i : 2 * i;
+          const int64_t b = s.neox ? i + half : 2 * i + 1;
+          const float xa = head[a], xb = head[b];
+          head[a] = xa * c - xb * sn;
+          head[b] = xa * sn + xb * c;
+        }
+      }
+    }
+  }
+
+  void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvRows* kv,
+                 const AttentionShape& s, float* out) override {
+    const int64_t group = s.n_head / s.n_head_kv;
+    const int64_t dim = s.head_dim;
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t n_ctx = positions[t] + 1;
+      scores_.resize(static_cast<size_t>(n_ctx));
+      kbuf_.resize(static_cast<size_t>(dim));
+      for (int64_t h = 0; h < s.n_head; ++h) {
+        const float* qh = q + (t * s.n_head + h) * dim;
+        const int64_t kvh = h / group;
+        float max = -INFINITY;
+        for (int64_t j = 0; j < n_ctx; ++j) {
+          LoadHead(kv[t].k, kv[t], j, kvh, dim, kbuf_.data());
+          float dot = 0;
+          for (int64_t i = 0; i < dim; ++i) dot += qh[i] * kbuf_[i];
+          scores_[j] = dot * s.scale;
+          max = std::max(max, scores_[j]);
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < n_ctx; ++j) {
+          scores_[j] = std::exp(scores_[j] - max);
+          sum += scores_[j];
+        }
+        float* oh = out + (t * s.n_head + h) * dim;
+        for (int64_t i = 0; i < dim; ++i) oh[i] = 0;
+        for (int64_t j = 0; j < n_ctx; ++j) {
+          LoadHead(kv[t].v, kv[t], j, kvh, dim, kbuf_.data());
+          const float p = scores_[j] / sum;
+          for (int64_t i = 0; i < dim; ++i) oh[i] += p * kbuf_[i];
+        }
+      }
+    }
+  }
+
+  void SiluMul(float* gate, const float* up, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  }
+
+  void Add(float* y, const float* x, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+  }
+
+  void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
+    for (int64_t t = 0; t < n; ++t) {
+      SWIFTLET_CHECK(ids[t] >= 0 && ids[t] < table.n_out);
+      DequantizeRow(table.type, table.data + static_cast<size_t>(ids[t]) * table.row_bytes,
+                    out + t * table.n_in, table.n_in);
+    }
+  }
+
+ private:
+  // Head `kvh` of cached row j, converted to float.
+  static void LoadHead(const uint8_t* base, const KvRows& kv, int64_t j, int64_t kvh, int64_t dim,
+                       float* out) {
+    const uint8_t* row = base + static_cast<size_t>(j) * kv.row_bytes;
+    if (kv.type == TensorType::kF16) {
+      const auto* h = reinterpret_cast<const uint16_t*>(row) + kvh * dim;
+      for (int64_t i = 0; i < dim; ++i) out[i] = Fp16ToFp32(h[i]);
+    } else {
+      const auto* f = reinterpret_cast<const float*>(row) + kvh * dim;
+      for (int64_t i = 0; i < dim; ++i) out[i] = f[i];
+    }
+  }
+
+  int threads_;
+  std::vector<uint8_t> act_;
+  std::vector<float> scores_;
+  std::vector<float> kbuf_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeScalarCpuBackend(int threads) {
+  return std::make_unique<ScalarCpuBackend>(threads);
+}
+
+}  // namespace swiftlet

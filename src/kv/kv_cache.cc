@@ -1,0 +1,67 @@
+#include "kv/kv_cache.h"
+
+#include <cstring>
+
+#include "core/check.h"
+#include "core/checked_math.h"
+#include "core/str_cat.h"
+#include "kernels/float16.h"
+
+namespace swiftlet {
+
+absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_bytes) {
+  if (shape.type != TensorType::kF32 && shape.type != TensorType::kF16) {
+    return absl::InvalidArgumentError(
+        StrCat("KV cache type ", NameOf(shape.type), " is not supported (use f16 or f32)"));
+  }
+  if (shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.n_slots <= 0 || shape.n_ctx <= 0) {
+    return absl::InvalidArgumentError("KV cache dimensions must be positive");
+  }
+  KvCache cache;
+  cache.shape_ = shape;
+  cache.row_bytes_ = static_cast<size_t>(shape.kv_dim) * (shape.type == TensorType::kF16 ? 2 : 4);
+  uint64_t total = cache.row_bytes_;
+  for (int64_t f : {shape.n_layer, shape.n_slots, shape.n_ctx, int64_t{2}}) {
+    if (!CheckedMul(total, static_cast<uint64_t>(f), &total)) total = UINT64_MAX;
+  }
+  if (total > max_bytes) {
+    return absl::ResourceExhaustedError(StrCat("KV cache for ", shape.n_ctx, " positions x ",
+                                               shape.n_slots, " sequences needs ", total,
+                                               " bytes, over the limit of ", max_bytes));
+  }
+  cache.data_.assign(total, 0);
+  return cache;
+}
+
+uint8_t* KvCache::Row(int64_t layer, int64_t slot, int64_t pos, bool value) {
+  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer && slot >= 0 && slot < shape_.n_slots &&
+                 pos >= 0 && pos < shape_.n_ctx);
+  // Layout: [layer][slot][k|v][pos][kv_dim].
+  const size_t index = ((static_cast<size_t>(layer) * shape_.n_slots + slot) * 2 + value) *
+                           static_cast<size_t>(shape_.n_ctx) + pos;
+  return data_.data() + index * row_bytes_;
+}
+
+void KvCache::Store(int64_t layer, int64_t slot, int64_t pos, const float* k, const float* v) {
+  uint8_t* krow = Row(layer, slot, pos, false);
+  uint8_t* vrow = Row(layer, slot, pos, true);
+  if (shape_.type == TensorType::kF32) {
+    std::memcpy(krow, k, row_bytes_);
+    std::memcpy(vrow, v, row_bytes_);
+    return;
+  }
+  auto* kh = reinterpret_cast<uint16_t*>(krow);
+  auto* vh = reinterpret_cast<uint16_t*>(vrow);
+  for (int64_t i = 0; i < shape_.kv_dim; ++i) {
+    kh[i] = Fp32ToFp16(k[i]);
+    vh[i] = Fp32ToFp16(v[i]);
+  }
+}
+
+KvRows KvCache::Rows(int64_t layer, int64_t slot) const {
+  auto* self = const_cast<KvCache*>(this);
+  return KvRows{self->Row(layer, slot, 0, false), self->Row(layer, slot, 0, true), row_bytes_,
+                shape_.type};
+}
+
+}  // namespace swiftlet

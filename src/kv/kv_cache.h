@@ -1,0 +1,53 @@
+// The KV cache: keys and values of every layer for a set of sequence slots.
+//
+// This is the contiguous cache (one region per slot and layer, sized for the
+// slot's whole context); the paged cache of the engine issue implements the
+// same small interface. Values are stored in the cache's type (F32 or F16)
+// and attention reads them back from there, in prefill and decode alike, so
+// a row's result does not depend on how its prompt was batched.
+// Not thread-safe: owned and used by the engine thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor_type.h"
+#include "kernels/backend.h"
+
+namespace swiftlet {
+
+struct KvCacheShape {
+  int64_t n_layer = 0;
+  int64_t kv_dim = 0;     // n_head_kv * head_dim
+  int64_t n_slots = 1;    // Sequences held at once.
+  int64_t n_ctx = 0;      // Positions per slot.
+  TensorType type = TensorType::kF16;
+};
+
+class KvCache {
+ public:
+  // Allocates the whole cache up front; fails on an unsupported type or a
+  // size over `max_bytes`.
+  static absl::StatusOr<KvCache> Create(const KvCacheShape& shape, uint64_t max_bytes);
+
+  const KvCacheShape& shape() const { return shape_; }
+  uint64_t bytes() const { return data_.size(); }
+
+  // Stores key and value rows (kv_dim floats each, converted to the cache
+  // type) at position `pos` of `slot` in `layer`.
+  void Store(int64_t layer, int64_t slot, int64_t pos, const float* k, const float* v);
+
+  // The rows of `slot` in `layer`, for attention.
+  KvRows Rows(int64_t layer, int64_t slot) const;
+
+ private:
+  KvCache() = default;
+  uint8_t* Row(int64_t layer, int64_t slot, int64_t pos, bool value);
+
+  KvCacheShape shape_;
+  size_t row_bytes_ = 0;
+  std::vector<uint8_t> data_;
+};
+
+}  // namespace swiftlet

@@ -1,0 +1,38 @@
+// A ragged batch for one forward pass: tokens of several sequences at once,
+// each with its position and KV slot, and the rows whose results are wanted.
+// Prefill chunks and decode steps share one batch; a single sequence is a
+// batch of one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace swiftlet {
+
+struct Batch {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> positions;  // Position of each token in its sequence.
+  std::vector<int32_t> slots;      // KV cache slot of each token's sequence.
+  // Indices into tokens whose logits (or hidden states) are returned, in
+  // this order.
+  std::vector<int32_t> output_rows;
+  bool want_hidden = false;  // Final hidden states (embeddings) instead of logits.
+
+  void Add(int32_t token, int32_t position, int32_t slot, bool output) {
+    if (output) output_rows.push_back(static_cast<int32_t>(tokens.size()));
+    tokens.push_back(token);
+    positions.push_back(position);
+    slots.push_back(slot);
+  }
+  int64_t size() const { return static_cast<int64_t>(tokens.size()); }
+};
+
+// Results of a forward pass: one row per Batch::output_rows entry, of
+// n_vocab logits or n_embd hidden values.
+struct ForwardOutput {
+  std::vector<float> values;
+  int64_t row_size = 0;
+  const float* Row(int64_t i) const { return values.data() + i * row_size; }
+};
+
+}  // namespace swiftlet

@@ -1,0 +1,210 @@
+#include "model/model.h"
+
+#include <cmath>
+
+#include "core/str_cat.h"
+#include "kernels/dequantize.h"
+#include "kernels/vec_dot.h"
+#include "model/tensor_layout.h"
+
+namespace swiftlet {
+namespace {
+
+class Binder {
+ public:
+  explicit Binder(const GgufFile& f) : f_(f) {}
+
+  absl::StatusOr<WeightView> Matrix(const std::string& name) const {
+    const GgufTensor* t = f_.FindTensor(name);
+    if (t == nullptr) return Missing(name);
+    if (!CanMatMul(t->type)) {
+      return absl::InvalidArgumentError(StrCat(f_.name(), ": tensor '", name, "' is ",
+                                               NameOf(t->type),
+                                               ", which swiftlet cannot compute with yet"));
+    }
+    WeightView w;
+    w.type = t->type;
+    w.n_in = t->ne[0];
+    w.n_out = t->rows();
+    w.data = t->data;
+    w.row_bytes = t->n_bytes / static_cast<size_t>(w.n_out);
+    return w;
+  }
+
+  absl::StatusOr<std::vector<float>> Vector(const std::string& name) const {
+    const GgufTensor* t = f_.FindTensor(name);
+    if (t == nullptr) return Missing(name);
+    if (!CanDequantize(t->type)) {
+      return absl::InvalidArgumentError(
+          StrCat(f_.name(), ": tensor '", name, "' has unsupported type ", NameOf(t->type)));
+    }
+    std::vector<float> v(t->n_elements);
+    DequantizeRow(t->type, t->data, v.data(), static_cast<int64_t>(t->n_elements));
+    return v;
+  }
+
+ private:
+  absl::Status Missing(const std::string& name) const {
+    return absl::InvalidArgumentError(StrCat(f_.name(), ": tensor '", name, "' is missing"));
+  }
+  const GgufFile& f_;
+};
+
+absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c) {
+  Binder bind(f);
+  ModelWeights w;
+  SWIFTLET_ASSIGN_OR_RETURN(w.token_embd, bind.Matrix("token_embd.weight"));
+  SWIFTLET_ASSIGN_OR_RETURN(w.output_norm, bind.Vector("output_norm.weight"));
+  if (c.tied_embeddings) {
+    w.output = w.token_embd;
+  } else {
+    SWIFTLET_ASSIGN_OR_RETURN(w.output, bind.Matrix("output.weight"));
+  }
+  w.layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    LayerWeights& l = w.layers[static_cast<size_t>(i)];
+    const std::string b = StrCat("blk.", i, ".");
+    SWIFTLET_ASSIGN_OR_RETURN(l.attn_norm, bind.Vector(b + "attn_norm.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.wq, bind.Matrix(b + "attn_q.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.wk, bind.Matrix(b + "attn_k.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.wv, bind.Matrix(b + "attn_v.weight"));
+    if (c.qkv_bias) {
+      SWIFTLET_ASSIGN_OR_RETURN(l.bq, bind.Vector(b + "attn_q.bias"));
+      SWIFTLET_ASSIGN_OR_RETURN(l.bk, bind.Vector(b + "attn_k.bias"));
+      SWIFTLET_ASSIGN_OR_RETURN(l.bv, bind.Vector(b + "attn_v.bias"));
+    }
+    if (c.qk_norm) {
+      SWIFTLET_ASSIGN_OR_RETURN(l.q_norm, bind.Vector(b + "attn_q_norm.weight"));
+      SWIFTLET_ASSIGN_OR_RETURN(l.k_norm, bind.Vector(b + "attn_k_norm.weight"));
+    }
+    SWIFTLET_ASSIGN_OR_RETURN(l.wo, bind.Matrix(b + "attn_output.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.ffn_norm, bind.Vector(b + "ffn_norm.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.w_gate, bind.Matrix(b + "ffn_gate.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.w_up, bind.Matrix(b + "ffn_up.weight"));
+    SWIFTLET_ASSIGN_OR_RETURN(l.w_down, bind.Matrix(b + "ffn_down.weight"));
+  }
+  return w;
+}
+
+void AddBias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n_rows) {
+  if (bias.empty()) return;
+  const size_t n = bias.size();
+  for (int64_t t = 0; t < n_rows; ++t) {
+    for (size_t i = 0; i < n; ++i) rows[t * n + i] += bias[i];
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+  std::unique_ptr<Model> m(new Model());
+  SWIFTLET_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
+  SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
+  SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
+  SWIFTLET_ASSIGN_OR_RETURN(m->weights_, BindWeights(*m->file_, m->config_));
+  return m;
+}
+
+absl::Status Model::Forward(const Batch& batch, KvCache& cache, Backend& be, ForwardContext& ctx,
+                            ForwardOutput& out) const {
+  const ModelConfig& c = config_;
+  const int64_t n = batch.size();
+  if (n == 0) return absl::InvalidArgumentError("empty batch");
+  if (static_cast<int64_t>(batch.positions.size()) != n ||
+      static_cast<int64_t>(batch.slots.size()) != n) {
+    return absl::InvalidArgumentError("batch arrays differ in length");
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    if (batch.tokens[t] < 0 || batch.tokens[t] >= c.n_vocab) {
+      return absl::InvalidArgumentError(StrCat("token id ", batch.tokens[t],
+                                               " is outside the vocabulary (", c.n_vocab, ")"));
+    }
+    if (batch.positions[t] < 0 || batch.positions[t] >= cache.shape().n_ctx) {
+      return absl::InvalidArgumentError(StrCat("position ", batch.positions[t],
+                                               " is outside the context (", cache.shape().n_ctx, ")"));
+    }
+    if (batch.slots[t] < 0 || batch.slots[t] >= cache.shape().n_slots) {
+      return absl::InvalidArgumentError(StrCat("KV slot ", batch.slots[t], " does not exist"));
+    }
+  }
+  for (int32_t r : batch.output_rows) {
+    if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");
+  }
+
+  const int64_t E = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
+  const float eps = static_cast<float>(c.rms_eps);
+  ctx.x.resize(n * E);
+  ctx.h.resize(n * E);
+  ctx.q.resize(n * Q);
+  ctx.k.resize(n * KV);
+  ctx.v.resize(n * KV);
+  ctx.attn.resize(n * Q);
+  ctx.gate.resize(n * F);
+  ctx.up.resize(n * F);
+  ctx.tmp.resize(n * E);
+  ctx.kv_rows.resize(n);
+
+  RopeShape rope_q{c.n_head, c.head_dim, c.rope_dim, c.rope_neox,
+                   static_cast<float>(c.rope_freq_base), 1.0f};
+  if (c.rope_scaling == RopeScaling::kLinear) {
+    rope_q.position_scale = static_cast<float>(1.0 / c.rope_scaling_factor);
+  }
+  RopeShape rope_k = rope_q;
+  rope_k.n_head = c.n_head_kv;
+  const AttentionShape attn{c.n_head, c.n_head_kv, c.head_dim,
+                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
+
+  be.GetRows(weights_.token_embd, batch.tokens.data(), n, ctx.x.data());
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+    be.RmsNorm(ctx.x.data(), w.attn_norm.data(), E, n, eps, ctx.h.data());
+    be.MatMul(w.wq, ctx.h.data(), n, ctx.q.data());
+    be.MatMul(w.wk, ctx.h.data(), n, ctx.k.data());
+    be.MatMul(w.wv, ctx.h.data(), n, ctx.v.data());
+    AddBias(ctx.q, w.bq, n);
+    AddBias(ctx.k, w.bk, n);
+    AddBias(ctx.v, w.bv, n);
+    if (c.qk_norm) {
+      be.RmsNorm(ctx.q.data(), w.q_norm.data(), c.head_dim, n * c.n_head, eps, ctx.q.data());
+      be.RmsNorm(ctx.k.data(), w.k_norm.data(), c.head_dim, n * c.n_head_kv, eps, ctx.k.data());
+    }
+    be.Rope(ctx.q.data(), n, batch.positions.data(), rope_q);
+    be.Rope(ctx.k.data(), n, batch.positions.data(), rope_k);
+    for (int64_t t = 0; t < n; ++t) {
+      cache.Store(l, batch.slots[t], batch.positions[t], ctx.k.data() + t * KV,
+                  ctx.v.data() + t * KV);
+      ctx.kv_rows[t] = cache.Rows(l, batch.slots[t]);
+    }
+    be.Attention(ctx.q.data(), n, batch.positions.data(), ctx.kv_rows.data(), attn,
+                 ctx.attn.data());
+    be.MatMul(w.wo, ctx.attn.data(), n, ctx.tmp.data());
+    be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
+
+    be.RmsNorm(ctx.x.data(), w.ffn_norm.data(), E, n, eps, ctx.h.data());
+    be.MatMul(w.w_gate, ctx.h.data(), n, ctx.gate.data());
+    be.MatMul(w.w_up, ctx.h.data(), n, ctx.up.data());
+    be.SiluMul(ctx.gate.data(), ctx.up.data(), n * F);
+    be.MatMul(w.w_down, ctx.gate.data(), n, ctx.tmp.data());
+    be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
+  }
+
+  // Only the requested rows go through the final norm and the head.
+  const int64_t n_out = static_cast<int64_t>(batch.output_rows.size());
+  ctx.out_rows.resize(n_out * E);
+  for (int64_t i = 0; i < n_out; ++i) {
+    std::copy_n(ctx.x.data() + batch.output_rows[i] * E, E, ctx.out_rows.data() + i * E);
+  }
+  be.RmsNorm(ctx.out_rows.data(), weights_.output_norm.data(), E, n_out, eps,
+             ctx.out_rows.data());
+  if (batch.want_hidden) {
+    out.row_size = E;
+    out.values.assign(ctx.out_rows.begin(), ctx.out_rows.end());
+    return absl::OkStatus();
+  }
+  out.row_size = c.n_vocab;
+  out.values.resize(n_out * c.n_vocab);
+  if (n_out > 0) be.MatMul(weights_.output, ctx.out_rows.data(), n_out, out.values.data());
+  return absl::OkStatus();
+}
+
+}  // namespace swiftlet

@@ -1,0 +1,71 @@
+// A loaded Llama-family model: config and weights bound once at load,
+// immutable afterwards, shared by any number of threads. Forward() is written
+// once against the Backend interface; per-step scratch lives in a
+// ForwardContext owned by the calling (engine) thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "gguf/gguf_file.h"
+#include "kernels/backend.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+#include "model/model_config.h"
+
+namespace swiftlet {
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // [n_embd]
+  WeightView wq;                 // [n_embd -> n_head*head_dim]
+  WeightView wk;                 // [n_embd -> n_head_kv*head_dim]
+  WeightView wv;                 // [n_embd -> n_head_kv*head_dim]
+  std::vector<float> bq, bk, bv;  // qwen2 biases, empty otherwise
+  std::vector<float> q_norm, k_norm;  // qwen3 per-head norms [head_dim], empty otherwise
+  WeightView wo;                 // [n_head*head_dim -> n_embd]
+  std::vector<float> ffn_norm;   // [n_embd]
+  WeightView w_gate;             // [n_embd -> n_ff]
+  WeightView w_up;               // [n_embd -> n_ff]
+  WeightView w_down;             // [n_ff -> n_embd]
+};
+
+struct ModelWeights {
+  WeightView token_embd;         // [n_embd x n_vocab] rows looked up by token
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm;  // [n_embd]
+  WeightView output;             // [n_embd -> n_vocab]; token_embd when tied
+};
+
+// Scratch buffers for one forward pass, reused across steps.
+struct ForwardContext {
+  std::vector<float> x, h, q, k, v, attn, gate, up, tmp, out_rows;
+  std::vector<KvRows> kv_rows;
+};
+
+class Model {
+ public:
+  // Opens, validates and binds `path`. Errors name the file and the tensor
+  // or key at fault.
+  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path);
+
+  const ModelConfig& config() const { return config_; }
+  const GgufFile& file() const { return *file_; }
+
+  // Runs `batch`: writes each token's K/V into `cache` at its slot and
+  // position, then fills `out` for the batch's output rows. Tokens of one
+  // sequence must come in position order, and every earlier position of the
+  // sequence must already be in the cache or earlier in this batch.
+  absl::Status Forward(const Batch& batch, KvCache& cache, Backend& backend, ForwardContext& ctx,
+                       ForwardOutput& out) const;
+
+ private:
+  Model() = default;
+
+  std::unique_ptr<GgufFile> file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+};
+
+}  // namespace swiftlet
