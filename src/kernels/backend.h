@@ -50,6 +50,9 @@ struct RopeShape {
   bool neox = false;       // Pairs (i, i + rope_dim/2) instead of (2i, 2i+1).
   float freq_base = 10000.0f;
   float position_scale = 1.0f;  // Linear scaling multiplies positions.
+  // Optional per-pair divisors of the rotation frequency (rope_dim/2 of
+  // them): Llama 3's long-context scaling. Null: none.
+  const float* freq_factors = nullptr;
 };
 
 class Backend {

@@ -63,9 +63,10 @@ class ScalarCpuBackend final : public Backend {
       for (int64_t h = 0; h < s.n_head; ++h) {
         float* head = x + (t * s.n_head + h) * s.head_dim;
         for (int64_t i = 0; i < half; ++i) {
-          const double theta =
+          double theta =
               pos * std::pow(static_cast<double>(s.freq_base), -2.0 * static_cast<double>(i) /
                                                                    static_cast<double>(s.rope_dim));
+          if (s.freq_factors != nullptr) theta /= s.freq_factors[i];
           const float c = static_cast<float>(std::cos(theta));
           const float sn = static_cast<float>(std::sin(theta));
           const int64_t a = s.neox ? i : 2 * i;

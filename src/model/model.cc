@@ -50,6 +50,37 @@ class Binder {
   const GgufFile& f_;
 };
 
+}  // namespace
+
+std::vector<float> Llama3FreqFactors(const ModelConfig& c) {
+  // Long wavelengths (beyond original_context / low_freq_factor) are slowed
+  // by the full factor, short ones (below original_context /
+  // high_freq_factor) kept, and the band between blended smoothly.
+  std::vector<float> factors(static_cast<size_t>(c.rope_dim / 2));
+  const double old_ctx = static_cast<double>(c.rope_original_context);
+  const double low_wavelen = old_ctx / c.rope_low_freq_factor;
+  const double high_wavelen = old_ctx / c.rope_high_freq_factor;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const double freq = std::pow(c.rope_freq_base, -2.0 * static_cast<double>(i) /
+                                                       static_cast<double>(c.rope_dim));
+    const double wavelen = 2 * M_PI / freq;
+    double scaled;
+    if (wavelen < high_wavelen) {
+      scaled = freq;
+    } else if (wavelen > low_wavelen) {
+      scaled = freq / c.rope_scaling_factor;
+    } else {
+      const double smooth = (old_ctx / wavelen - c.rope_low_freq_factor) /
+                            (c.rope_high_freq_factor - c.rope_low_freq_factor);
+      scaled = (1 - smooth) * freq / c.rope_scaling_factor + smooth * freq;
+    }
+    factors[i] = static_cast<float>(freq / scaled);
+  }
+  return factors;
+}
+
+namespace {
+
 absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c) {
   Binder bind(f);
   ModelWeights w;
@@ -59,6 +90,22 @@ absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c
     w.output = w.token_embd;
   } else {
     SWIFTLET_ASSIGN_OR_RETURN(w.output, bind.Matrix("output.weight"));
+  }
+  if (f.FindTensor("rope_freqs.weight") != nullptr) {
+    SWIFTLET_ASSIGN_OR_RETURN(w.rope_freq_factors, bind.Vector("rope_freqs.weight"));
+    if (static_cast<int64_t>(w.rope_freq_factors.size()) != c.rope_dim / 2) {
+      return absl::InvalidArgumentError(StrCat(f.name(), ": tensor 'rope_freqs.weight' has ",
+                                               w.rope_freq_factors.size(), " values, expected ",
+                                               c.rope_dim / 2));
+    }
+    for (float v : w.rope_freq_factors) {
+      if (!(v > 0) || !std::isfinite(v)) {
+        return absl::InvalidArgumentError(
+            StrCat(f.name(), ": tensor 'rope_freqs.weight' holds a non-positive factor"));
+      }
+    }
+  } else if (c.rope_scaling == RopeScaling::kLlama3) {
+    w.rope_freq_factors = Llama3FreqFactors(c);
   }
   w.layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -149,6 +196,7 @@ absl::Status Model::Forward(const Batch& batch, KvCache& cache, Backend& be, For
   if (c.rope_scaling == RopeScaling::kLinear) {
     rope_q.position_scale = static_cast<float>(1.0 / c.rope_scaling_factor);
   }
+  if (!weights_.rope_freq_factors.empty()) rope_q.freq_factors = weights_.rope_freq_factors.data();
   RopeShape rope_k = rope_q;
   rope_k.n_head = c.n_head_kv;
   const AttentionShape attn{c.n_head, c.n_head_kv, c.head_dim,

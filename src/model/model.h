@@ -36,6 +36,7 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // [n_embd]
   WeightView output;             // [n_embd -> n_vocab]; token_embd when tied
+  std::vector<float> rope_freq_factors;  // [rope_dim/2] Llama 3 scaling, or empty
 };
 
 // Scratch buffers for one forward pass, reused across steps.
@@ -43,6 +44,10 @@ struct ForwardContext {
   std::vector<float> x, h, q, k, v, attn, gate, up, tmp, out_rows;
   std::vector<KvRows> kv_rows;
 };
+
+// Llama 3's per-pair RoPE frequency divisors, from the config's scaling
+// parameters (for files that do not carry rope_freqs.weight).
+std::vector<float> Llama3FreqFactors(const ModelConfig& config);
 
 class Model {
  public:

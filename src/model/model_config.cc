@@ -110,8 +110,19 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const GgufFile& f) {
       return Invalid(f, StrCat("rope.scaling.type '", type, "' is not supported"));
     }
   }
-  SWIFTLET_ASSIGN_OR_RETURN(c.rope_scaling_factor,
-                            ReadPositiveOr(f, p + "rope.scaling.factor", 1.0));
+  SWIFTLET_ASSIGN_OR_RETURN(
+      c.rope_scaling_factor,
+      ReadPositiveOr(f, p + "rope.scaling.factor", c.rope_scaling == RopeScaling::kLlama3 ? 8.0 : 1.0));
+  SWIFTLET_ASSIGN_OR_RETURN(c.rope_low_freq_factor,
+                            ReadPositiveOr(f, p + "rope.scaling.low_freq_factor", 1.0));
+  SWIFTLET_ASSIGN_OR_RETURN(c.rope_high_freq_factor,
+                            ReadPositiveOr(f, p + "rope.scaling.high_freq_factor", 4.0));
+  SWIFTLET_ASSIGN_OR_RETURN(
+      c.rope_original_context,
+      ReadCountOr(f, p + "rope.scaling.original_context_length", kMaxContext, 8192));
+  if (c.rope_high_freq_factor <= c.rope_low_freq_factor) {
+    return Invalid(f, "rope.scaling.high_freq_factor must exceed low_freq_factor");
+  }
 
   const GgufValue* tokens = f.Find("tokenizer.ggml.tokens");
   if (tokens != nullptr && tokens->is_array()) {

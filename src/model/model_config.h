@@ -37,6 +37,10 @@ struct ModelConfig {
   bool rope_neox = false;   // NeoX layout rotates pairs (i, i + d/2).
   RopeScaling rope_scaling = RopeScaling::kNone;
   double rope_scaling_factor = 1.0;
+  // Llama 3 scaling, used when the file has no rope_freqs.weight tensor.
+  double rope_low_freq_factor = 1.0;
+  double rope_high_freq_factor = 4.0;
+  int64_t rope_original_context = 8192;
   bool qkv_bias = false;    // qwen2
   bool qk_norm = false;     // qwen3
   bool tied_embeddings = false;  // No output.weight: the head reuses token_embd.

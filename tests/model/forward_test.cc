@@ -3,6 +3,7 @@
 // different number of threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "model/model.h"
@@ -116,6 +117,39 @@ TEST(ForwardTest, BadBatchesAreErrors) {
   Batch bad_slot;
   bad_slot.Add(1, 0, 1, true);
   EXPECT_FALSE(m->Forward(bad_slot, *cache, *backend, ctx, out).ok());
+}
+
+}  // namespace
+}  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+TEST(RopeScalingTest, Llama3FactorsFollowTheWavelengthBands) {
+  ModelConfig c;
+  c.rope_dim = 128;
+  c.rope_freq_base = 500000.0;
+  c.rope_scaling = RopeScaling::kLlama3;
+  c.rope_scaling_factor = 8.0;
+  c.rope_low_freq_factor = 1.0;
+  c.rope_high_freq_factor = 4.0;
+  c.rope_original_context = 8192;
+  const std::vector<float> f = Llama3FreqFactors(c);
+  ASSERT_EQ(f.size(), 64u);
+  for (size_t i = 0; i < f.size(); ++i) {
+    const double wavelen = 2 * M_PI * std::pow(500000.0, 2.0 * i / 128);
+    if (wavelen < 8192 / 4.0) {
+      EXPECT_FLOAT_EQ(f[i], 1.0f) << i;  // Short wavelengths unchanged.
+    } else if (wavelen > 8192 / 1.0) {
+      EXPECT_FLOAT_EQ(f[i], 8.0f) << i;  // Long ones slowed by the factor.
+    } else {
+      EXPECT_GT(f[i], 1.0f);
+      EXPECT_LT(f[i], 8.0f);
+      if (i > 0) EXPECT_GE(f[i], f[i - 1]);
+    }
+  }
+  EXPECT_FLOAT_EQ(f[0], 1.0f);
+  EXPECT_FLOAT_EQ(f[63], 8.0f);
 }
 
 }  // namespace

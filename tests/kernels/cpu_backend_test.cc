@@ -1,0 +1,166 @@
+// The scalar backend against plain double-precision math written here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/dequantize.h"
+#include "kernels/float16.h"
+#include "kernels/quantize.h"
+#include "kernels/vec_dot.h"
+
+namespace swiftlet {
+namespace {
+
+std::vector<float> Gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// MatMul with quantized weights equals, up to float rounding, the exact dot
+// product of the dequantized weights with the dequantized quantized
+// activations (the integer block sums must not change the math).
+TEST(CpuBackendTest, QuantizedMatMulMatchesDequantizedMath) {
+  const int64_t n_in = 512, n_out = 24, rows = 3;
+  const std::vector<float> wf = Gaussian(n_in * n_out, 1);
+  const std::vector<float> x = Gaussian(n_in * rows, 2);
+  auto backend = MakeScalarCpuBackend(2);
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                       TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0, TensorType::kQ5_1,
+                       TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
+    SCOPED_TRACE(NameOf(t));
+    uint64_t row_bytes = 0;
+    ASSERT_TRUE(RowBytes(t, n_in, &row_bytes));
+    std::vector<uint8_t> w(row_bytes * n_out);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(t, &wf[o * n_in], &w[o * row_bytes], n_in);
+    WeightView view{t, n_in, n_out, w.data(), row_bytes};
+    std::vector<float> y(rows * n_out);
+    backend->MatMul(view, x.data(), rows, y.data());
+
+    const TensorType at = ActivationTypeFor(t);
+    uint64_t act_bytes = 0;
+    ASSERT_TRUE(RowBytes(at, n_in, &act_bytes));
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<uint8_t> aq(act_bytes);
+      QuantizeRow(at, &x[r * n_in], aq.data(), n_in);
+      std::vector<float> a(n_in), wr(n_in);
+      DequantizeRow(at, aq.data(), a.data(), n_in);
+      for (int64_t o = 0; o < n_out; ++o) {
+        DequantizeRow(t, &w[o * row_bytes], wr.data(), n_in);
+        double want = 0, mag = 0;
+        for (int64_t i = 0; i < n_in; ++i) {
+          want += double(wr[i]) * a[i];
+          mag += std::fabs(double(wr[i]) * a[i]);
+        }
+        EXPECT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
+      }
+    }
+  }
+}
+
+TEST(CpuBackendTest, RopeRotatesPairsByPositionAndFactor) {
+  const int64_t head_dim = 8, n_head = 2;
+  const float factors[4] = {1, 2, 4, 8};
+  for (bool neox : {false, true}) {
+    for (bool scaled : {false, true}) {
+      std::vector<float> x = Gaussian(n_head * head_dim * 2, 3);
+      const std::vector<float> orig = x;
+      const int32_t pos[2] = {0, 7};
+      RopeShape s{n_head, head_dim, 6, neox, 100.0f, 1.0f, scaled ? factors : nullptr};
+      auto backend = MakeScalarCpuBackend(1);
+      backend->Rope(x.data(), 2, pos, s);
+      for (int t = 0; t < 2; ++t) {
+        for (int h = 0; h < n_head; ++h) {
+          const float* o = &orig[(t * n_head + h) * head_dim];
+          const float* r = &x[(t * n_head + h) * head_dim];
+          for (int i = 0; i < 3; ++i) {
+            const double theta = pos[t] * std::pow(100.0, -2.0 * i / 6) / (scaled ? factors[i] : 1);
+            const int a = neox ? i : 2 * i, b = neox ? i + 3 : 2 * i + 1;
+            EXPECT_NEAR(r[a], o[a] * std::cos(theta) - o[b] * std::sin(theta), 1e-5);
+            EXPECT_NEAR(r[b], o[a] * std::sin(theta) + o[b] * std::cos(theta), 1e-5);
+          }
+          // Dimensions past rope_dim are untouched.
+          EXPECT_EQ(r[6], o[6]);
+          EXPECT_EQ(r[7], o[7]);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
+  const int64_t n_head = 4, n_kv = 2, dim = 8, n_ctx = 5;
+  const std::vector<float> q = Gaussian(2 * n_head * dim, 4);
+  const std::vector<float> k = Gaussian(n_ctx * n_kv * dim, 5);
+  const std::vector<float> v = Gaussian(n_ctx * n_kv * dim, 6);
+  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+    // The cache's stored rows; F16 rows are what attention must read back.
+    std::vector<uint8_t> kb, vb;
+    std::vector<float> kr(k), vr(v);
+    if (type == TensorType::kF16) {
+      kb.resize(k.size() * 2);
+      vb.resize(v.size() * 2);
+      for (size_t i = 0; i < k.size(); ++i) {
+        reinterpret_cast<uint16_t*>(kb.data())[i] = Fp32ToFp16(k[i]);
+        reinterpret_cast<uint16_t*>(vb.data())[i] = Fp32ToFp16(v[i]);
+        kr[i] = Fp16ToFp32(Fp32ToFp16(k[i]));
+        vr[i] = Fp16ToFp32(Fp32ToFp16(v[i]));
+      }
+    } else {
+      kb.assign(reinterpret_cast<const uint8_t*>(k.data()), reinterpret_cast<const uint8_t*>(k.data() + k.size()));
+      vb.assign(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+    }
+    const size_t row_bytes = n_kv * dim * (type == TensorType::kF16 ? 2 : 4);
+    KvRows rows{kb.data(), vb.data(), row_bytes, type};
+    const KvRows kv[2] = {rows, rows};
+    const int32_t pos[2] = {2, 4};
+    std::vector<float> out(2 * n_head * dim);
+    auto backend = MakeScalarCpuBackend(1);
+    backend->Attention(q.data(), 2, pos, kv, {n_head, n_kv, dim, 0.35f}, out.data());
+    for (int t = 0; t < 2; ++t) {
+      for (int h = 0; h < n_head; ++h) {
+        const int kvh = h / 2;
+        std::vector<double> p(pos[t] + 1);
+        double max = -1e300, sum = 0;
+        for (int j = 0; j <= pos[t]; ++j) {
+          double dot = 0;
+          for (int i = 0; i < dim; ++i) dot += q[(t * n_head + h) * dim + i] * kr[(j * n_kv + kvh) * dim + i];
+          p[j] = dot * 0.35;
+          max = std::max(max, p[j]);
+        }
+        for (double& e : p) sum += (e = std::exp(e - max));
+        for (int i = 0; i < dim; ++i) {
+          double want = 0;
+          for (int j = 0; j <= pos[t]; ++j) want += p[j] / sum * vr[(j * n_kv + kvh) * dim + i];
+          EXPECT_NEAR(out[(t * n_head + h) * dim + i], want, 1e-5);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuBackendTest, RmsNormAndSiluMul) {
+  const std::vector<float> x = Gaussian(2 * 16, 7);
+  const std::vector<float> w = Gaussian(16, 8);
+  std::vector<float> y(32);
+  auto backend = MakeScalarCpuBackend(1);
+  backend->RmsNorm(x.data(), w.data(), 16, 2, 1e-5f, y.data());
+  for (int t = 0; t < 2; ++t) {
+    double ss = 0;
+    for (int i = 0; i < 16; ++i) ss += double(x[t * 16 + i]) * x[t * 16 + i];
+    const double inv = 1 / std::sqrt(ss / 16 + 1e-5);
+    for (int i = 0; i < 16; ++i) EXPECT_NEAR(y[t * 16 + i], x[t * 16 + i] * inv * w[i], 1e-5);
+  }
+  std::vector<float> g = {-3, -0.5f, 0, 2}, u = {1, 2, 3, 4};
+  backend->SiluMul(g.data(), u.data(), 4);
+  const double gv[4] = {-3, -0.5, 0, 2};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(g[i], gv[i] / (1 + std::exp(-gv[i])) * (i + 1), 1e-6);
+}
+
+}  // namespace
+}  // namespace swiftlet
