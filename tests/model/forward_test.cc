@@ -145,7 +145,9 @@ TEST(RopeScalingTest, Llama3FactorsFollowTheWavelengthBands) {
     } else {
       EXPECT_GT(f[i], 1.0f);
       EXPECT_LT(f[i], 8.0f);
-      if (i > 0) EXPECT_GE(f[i], f[i - 1]);
+      if (i > 0) {
+        EXPECT_GE(f[i], f[i - 1]);
+      }
     }
   }
   EXPECT_FLOAT_EQ(f[0], 1.0f);
