@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "core/tensor_type.h"
 
 namespace swiftlet::cli {
 
@@ -50,6 +51,32 @@ struct LogitsOptions {
   std::string out_path;
 };
 int RunLogits(const LogitsOptions& options);
+
+struct RunOptions {
+  std::string model_path;
+  std::string prompt;
+  int64_t n_predict = 128;
+  double temperature = 0.8;
+  int32_t top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double repeat_penalty = 1.0;
+  uint64_t seed = 0;
+  int threads = 0;
+  std::string kv_type = "f16";
+  int64_t context = 0;  // 0: the model's training context.
+};
+int RunRun(const RunOptions& options);
+
+struct TokenizeOptions {
+  std::string model_path;
+  std::string text;
+  bool bos = false;
+};
+int RunTokenize(const TokenizeOptions& options);
+
+// Shared flag parsers.
+absl::StatusOr<TensorType> ParseKvType(const std::string& name);
 
 // Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
 int ReportError(std::string_view message);

@@ -48,6 +48,33 @@ int Main(int argc, char** argv) {
   quantize_cmd->add_option("--threads", quantize.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
 
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Generate a continuation of a prompt");
+  run_cmd->add_option("-m,--model", run.model_path, "GGUF model")->required();
+  run_cmd->add_option("-p,--prompt", run.prompt, "Prompt text")->required();
+  run_cmd->add_option("-n,--n-predict", run.n_predict, "Tokens to generate (default 128)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  run_cmd->add_option("--temp", run.temperature, "Temperature, 0 for greedy (default 0.8)")
+      ->check(CLI::Range(0.0, 100.0));
+  run_cmd->add_option("--top-k", run.top_k, "Top-k, 0 for off (default 40)")
+      ->check(CLI::Range(0, 1 << 24));
+  run_cmd->add_option("--top-p", run.top_p, "Top-p (default 0.95)")->check(CLI::Range(0.0, 1.0));
+  run_cmd->add_option("--min-p", run.min_p, "Min-p (default 0.05)")->check(CLI::Range(0.0, 1.0));
+  run_cmd->add_option("--repeat-penalty", run.repeat_penalty, "Repetition penalty (default 1)")
+      ->check(CLI::Range(0.0, 10.0));
+  run_cmd->add_option("--seed", run.seed, "Random seed (default 0)");
+  run_cmd->add_option("--threads,-t", run.threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  run_cmd->add_option("--kv-type", run.kv_type, "KV cache type: f16 (default) or f32");
+  run_cmd->add_option("--ctx", run.context, "Context length (default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+
+  TokenizeOptions tokenize;
+  CLI::App* tokenize_cmd = app.add_subcommand("tokenize", "Print the token ids of a text");
+  tokenize_cmd->add_option("-m,--model", tokenize.model_path, "GGUF model or vocabulary")->required();
+  tokenize_cmd->add_option("--text", tokenize.text, "Text to tokenize")->required();
+  tokenize_cmd->add_flag("--bos", tokenize.bos, "Prepend the BOS token");
+
   CLI::App* tools_cmd = app.add_subcommand("tools", "Developer tools");
   tools_cmd->require_subcommand(1);
   MakeModelOptions make;
@@ -79,8 +106,8 @@ int Main(int argc, char** argv) {
   // CLI11 would only say "a subcommand is required"; name the mistake.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "inspect" && first != "quantize" &&
-      first != "tools") {
-    ReportError("unknown command '" + first + "' (commands: inspect, quantize, tools)");
+      first != "run" && first != "tokenize" && first != "tools") {
+    ReportError("unknown command '" + first + "' (commands: run, tokenize, inspect, quantize, tools)");
     return 2;
   }
   LogitsOptions logits;
@@ -106,6 +133,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
+  if (*run_cmd) return RunRun(run);
+  if (*tokenize_cmd) return RunTokenize(tokenize);
   if (*inspect_cmd) return RunInspect(inspect);
   if (*quantize_cmd) return RunQuantize(quantize);
   if (*make_cmd) return RunMakeModel(make);

@@ -15,6 +15,7 @@ inline constexpr int kQK_K = 256; // Elements per super-block of the K formats.
 // x = (q - 8) * d; element j in the low nibble of qs[j], j + 16 in the high.
 struct BlockQ4_0 {
   static constexpr TensorType kType = TensorType::kQ4_0;
+  static constexpr int kElems = kQK;
   uint16_t d;
   uint8_t qs[kQK / 2];
 };
@@ -22,6 +23,7 @@ struct BlockQ4_0 {
 // x = q * d + m; nibbles as Q4_0.
 struct BlockQ4_1 {
   static constexpr TensorType kType = TensorType::kQ4_1;
+  static constexpr int kElems = kQK;
   uint16_t d;
   uint16_t m;
   uint8_t qs[kQK / 2];
@@ -30,6 +32,7 @@ struct BlockQ4_1 {
 // x = (q - 16) * d; q's fifth bit for element j is bit j of qh (little-endian).
 struct BlockQ5_0 {
   static constexpr TensorType kType = TensorType::kQ5_0;
+  static constexpr int kElems = kQK;
   uint16_t d;
   uint8_t qh[4];
   uint8_t qs[kQK / 2];
@@ -38,6 +41,7 @@ struct BlockQ5_0 {
 // x = q * d + m; bits as Q5_0.
 struct BlockQ5_1 {
   static constexpr TensorType kType = TensorType::kQ5_1;
+  static constexpr int kElems = kQK;
   uint16_t d;
   uint16_t m;
   uint8_t qh[4];
@@ -47,6 +51,7 @@ struct BlockQ5_1 {
 // x = q * d.
 struct BlockQ8_0 {
   static constexpr TensorType kType = TensorType::kQ8_0;
+  static constexpr int kElems = kQK;
   uint16_t d;
   int8_t qs[kQK];
 };
@@ -56,6 +61,7 @@ struct BlockQ8_0 {
 // qs[32g + l] holds sub-block 2g in its low nibble and 2g + 1 in its high.
 struct BlockQ4_K {
   static constexpr TensorType kType = TensorType::kQ4_K;
+  static constexpr int kElems = kQK_K;
   uint16_t d;
   uint16_t dmin;
   uint8_t scales[12];
@@ -65,6 +71,7 @@ struct BlockQ4_K {
 // As Q4_K with a fifth bit: sub-block s takes bit s of qh[l] for element l.
 struct BlockQ5_K {
   static constexpr TensorType kType = TensorType::kQ5_K;
+  static constexpr int kElems = kQK_K;
   uint16_t d;
   uint16_t dmin;
   uint8_t scales[12];
@@ -76,6 +83,7 @@ struct BlockQ5_K {
 // ql, high 2 in qh (layout in DequantizeRowQ6_K).
 struct BlockQ6_K {
   static constexpr TensorType kType = TensorType::kQ6_K;
+  static constexpr int kElems = kQK_K;
   uint8_t ql[kQK_K / 2];
   uint8_t qh[kQK_K / 4];
   int8_t scales[kQK_K / 16];
@@ -86,23 +94,24 @@ struct BlockQ6_K {
 // sums of each 16 quants kept for the min terms.
 struct BlockQ8_K {
   static constexpr TensorType kType = TensorType::kQ8_K;
+  static constexpr int kElems = kQK_K;
   float d;
   int8_t qs[kQK_K];
   int16_t bsums[kQK_K / 16];
 };
 
-#define SWIFTLET_CHECK_BLOCK(B, ELEMS)                                 \
-  static_assert(sizeof(B) == BlockBytes(B::kType), #B " byte size");   \
-  static_assert(ELEMS == BlockElems(B::kType), #B " element count")
-SWIFTLET_CHECK_BLOCK(BlockQ4_0, kQK);
-SWIFTLET_CHECK_BLOCK(BlockQ4_1, kQK);
-SWIFTLET_CHECK_BLOCK(BlockQ5_0, kQK);
-SWIFTLET_CHECK_BLOCK(BlockQ5_1, kQK);
-SWIFTLET_CHECK_BLOCK(BlockQ8_0, kQK);
-SWIFTLET_CHECK_BLOCK(BlockQ4_K, kQK_K);
-SWIFTLET_CHECK_BLOCK(BlockQ5_K, kQK_K);
-SWIFTLET_CHECK_BLOCK(BlockQ6_K, kQK_K);
-SWIFTLET_CHECK_BLOCK(BlockQ8_K, kQK_K);
+#define SWIFTLET_CHECK_BLOCK(B)                                            \
+  static_assert(sizeof(B) == BlockBytes(B::kType), #B " byte size");       \
+  static_assert(B::kElems == static_cast<int>(BlockElems(B::kType)), #B " element count")
+SWIFTLET_CHECK_BLOCK(BlockQ4_0);
+SWIFTLET_CHECK_BLOCK(BlockQ4_1);
+SWIFTLET_CHECK_BLOCK(BlockQ5_0);
+SWIFTLET_CHECK_BLOCK(BlockQ5_1);
+SWIFTLET_CHECK_BLOCK(BlockQ8_0);
+SWIFTLET_CHECK_BLOCK(BlockQ4_K);
+SWIFTLET_CHECK_BLOCK(BlockQ5_K);
+SWIFTLET_CHECK_BLOCK(BlockQ6_K);
+SWIFTLET_CHECK_BLOCK(BlockQ8_K);
 #undef SWIFTLET_CHECK_BLOCK
 
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block:

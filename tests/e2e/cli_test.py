@@ -22,7 +22,10 @@ VOCAB = os.path.join(SHARED, "testdata", "vocab", "ggml-vocab-llama-spm.gguf")
 
 
 def run(*args, check=True):
-    p = subprocess.run([SWIFTLET, *args], capture_output=True, text=True, timeout=600)
+    # Random models emit arbitrary byte tokens: decode leniently.
+    p = subprocess.run([SWIFTLET, *args], capture_output=True, timeout=600)
+    p.stdout = p.stdout.decode("utf-8", errors="replace")
+    p.stderr = p.stderr.decode("utf-8", errors="replace")
     if check and p.returncode != 0:
         raise AssertionError(f"swiftlet {' '.join(args)} failed ({p.returncode}): {p.stderr}")
     return p
@@ -206,6 +209,93 @@ class Quantize(Tmp):
         tb = gguf_py.read_gguf(b)["tensors"]
         for x, y in zip(ta, tb):
             self.assertEqual(x["data"], y["data"], x["name"])
+
+
+def piece_text(tokens, ids):
+    """The text SentencePiece pieces spell, decoded independently."""
+    out = b""
+    for i in ids:
+        t = tokens[i]
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            out += bytes([int(t[3:5], 16)])
+        else:
+            out += t.replace("\u2581", " ").encode()
+    return out.decode("utf-8", errors="replace")
+
+
+class RunAndTokenize(Tmp):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.model = os.path.join(cls.dir, "run.gguf")
+        run("tools", "make-model", "--layers", "2", "--seed", "11", "--out", cls.model)
+        cls.vocab = gguf_py.read_gguf(cls.model)["metadata"]["tokenizer.ggml.tokens"]
+
+    def test_tokenize_prints_ids_separated_by_single_spaces(self):
+        # Expected ids from the published Llama SentencePiece test vectors.
+        inp = open(VOCAB + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
+        out = open(VOCAB + ".out", encoding="utf-8").read().splitlines()
+        checked = 0
+        for text, ids in zip(inp, out):
+            if not text or "\n" in text or text != text.strip("\x00"):
+                continue
+            p = run("tokenize", "-m", VOCAB, "--text", text)
+            self.assertEqual(p.stdout.rstrip("\n"), ids.strip(), repr(text))
+            checked += 1
+        self.assertGreater(checked, 20)
+        with_bos = run("tokenize", "-m", VOCAB, "--text", "Hello world", "--bos").stdout.split()
+        self.assertEqual(with_bos[0], "1")
+
+    def test_greedy_run_follows_the_reference_argmax(self):
+        import reference_forward
+        prompt = "hello world"
+        ids = [int(x) for x in run("tokenize", "-m", self.model, "--text", prompt, "--bos").stdout.split()]
+        expected = []
+        seq = list(ids)
+        for _ in range(4):
+            logits = reference_forward.logits(self.model, seq, kv_type="f16")[-1]
+            top2 = np.sort(logits)[-2:]
+            self.assertGreater(top2[1] - top2[0], 1e-3, "near-tie; pick another seed")
+            nxt = int(np.argmax(logits))
+            expected.append(nxt)
+            seq.append(nxt)
+        p = run("run", "-m", self.model, "-p", prompt, "-n", "4", "--temp", "0")
+        self.assertEqual(p.stdout, piece_text(self.vocab, expected) + "\n")
+        self.assertIn(f"prompt: {len(ids)} tokens", p.stderr)
+        self.assertIn("generation: 4 tokens", p.stderr)
+        self.assertIn("tok/s", p.stderr)
+
+    def test_seed_gives_the_same_text(self):
+        a = run("run", "-m", self.model, "-p", "abc", "-n", "16", "--seed", "5").stdout
+        b = run("run", "-m", self.model, "-p", "abc", "-n", "16", "--seed", "5", "--threads", "1").stdout
+        c = run("run", "-m", self.model, "-p", "abc", "-n", "16", "--seed", "6").stdout
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+
+    def test_bad_run_input(self):
+        bad = BadInput()
+        err = bad.assert_one_line_error
+        err(run("run", "-m", self.model, "-p", "", check=False), "prompt is empty")
+        err(run("run", "-m", self.model, "-p", "x " * 300, "-n", "10", "--ctx", "64", check=False),
+            "exceeds the context")
+        err(run("run", "-m", self.model, "-p", "x", "--top-p", "1.5", check=False), "--top-p")
+        err(run("run", "-m", self.model, "-p", "x", "-n", "0", check=False), "-n")
+        err(run("run", "-m", self.model, "-p", "x", "--kv-type", "q4", check=False), "--kv-type")
+        w = gguf_py.Writer()
+        w.string("general.architecture", "gptj")
+        w.tensor("token_embd.weight", [32, 50])
+        path = self.path("gptj.gguf")
+        w.write(path)
+        err(run("run", "-m", path, "-p", "x", check=False), "unsupported architecture 'gptj'")
+        w = gguf_py.Writer()
+        w.string("general.architecture", "llama")
+        for k, v in (("context_length", 64), ("embedding_length", 32), ("block_count", 1),
+                     ("feed_forward_length", 64), ("attention.head_count", 4), ("vocab_size", 50)):
+            w.u32("llama." + k, v)
+        w.tensor("token_embd.weight", [32, 50])
+        path = self.path("partial.gguf")
+        w.write(path)
+        err(run("run", "-m", path, "-p", "x", check=False), "blk.0.attn_norm.weight", "missing")
 
 
 class BadInput(Tmp):

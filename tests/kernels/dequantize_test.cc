@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -200,6 +201,27 @@ TEST(DequantizeTest, PlainFloatTypes) {
   ExpectBitEqual(Dequant(TensorType::kBF16, bf16, 2), {1.0f, 3.140625f});
   ExpectBitEqual(Dequant(TensorType::kF32, f32, 2), {0.1f, -7.0f});
   EXPECT_FALSE(CanDequantize(TensorType::kQ3_K));
+}
+
+// Field offsets of the ggml layouts, written out from the format description
+// (sizes alone would not catch two fields swapped).
+TEST(DequantizeTest, BlockFieldOffsets) {
+  EXPECT_EQ(offsetof(BlockQ4_0, qs), 2u);
+  EXPECT_EQ(offsetof(BlockQ4_1, qs), 4u);
+  EXPECT_EQ(offsetof(BlockQ5_0, qh), 2u);
+  EXPECT_EQ(offsetof(BlockQ5_0, qs), 6u);
+  EXPECT_EQ(offsetof(BlockQ5_1, qh), 4u);
+  EXPECT_EQ(offsetof(BlockQ5_1, qs), 8u);
+  EXPECT_EQ(offsetof(BlockQ8_0, qs), 2u);
+  EXPECT_EQ(offsetof(BlockQ4_K, scales), 4u);
+  EXPECT_EQ(offsetof(BlockQ4_K, qs), 16u);
+  EXPECT_EQ(offsetof(BlockQ5_K, qh), 16u);
+  EXPECT_EQ(offsetof(BlockQ5_K, qs), 48u);
+  EXPECT_EQ(offsetof(BlockQ6_K, qh), 128u);
+  EXPECT_EQ(offsetof(BlockQ6_K, scales), 192u);
+  EXPECT_EQ(offsetof(BlockQ6_K, d), 208u);
+  EXPECT_EQ(offsetof(BlockQ8_K, qs), 4u);
+  EXPECT_EQ(offsetof(BlockQ8_K, bsums), 260u);
 }
 
 }  // namespace

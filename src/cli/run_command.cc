@@ -1,0 +1,114 @@
+// swiftlet run: generates a continuation of one prompt on the command line.
+// Only the continuation goes to stdout; timings go to stderr.
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/parallel_for.h"
+#include "core/str_cat.h"
+#include "engine/sampling.h"
+#include "model/model.h"
+#include "text/tokenizer.h"
+
+namespace swiftlet::cli {
+namespace {
+
+constexpr int64_t kPrefillChunk = 512;
+
+// Length of the prefix of `s` that ends on a whole UTF-8 character; a tail
+// that can never become valid is released too, so output never stalls.
+size_t CompleteUtf8Prefix(const std::string& s) {
+  size_t i = s.size();
+  for (size_t back = 1; back <= 4 && back <= s.size(); ++back) {
+    const auto c = static_cast<unsigned char>(s[s.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // Continuation byte: keep looking.
+    const size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    i = need > back ? s.size() - back : s.size();
+    return i;
+  }
+  return s.size();
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+int RunRun(const RunOptions& o) {
+  auto kv_type = ParseKvType(o.kv_type);
+  if (!kv_type.ok()) return ReportError(kv_type.status());
+  SamplingParams sp;
+  sp.temperature = static_cast<float>(o.temperature);
+  sp.top_k = o.top_k;
+  sp.top_p = static_cast<float>(o.top_p);
+  sp.min_p = static_cast<float>(o.min_p);
+  sp.repetition_penalty = static_cast<float>(o.repeat_penalty);
+  sp.seed = o.seed;
+  if (absl::Status s = ValidateSamplingParams(sp); !s.ok()) return ReportError(s);
+  if (o.prompt.empty()) return ReportError("-p: the prompt is empty");
+
+  auto model = Model::Load(o.model_path);
+  if (!model.ok()) return ReportError(model.status());
+  const ModelConfig& c = (*model)->config();
+  auto tokenizer = Tokenizer::FromGguf((*model)->file());
+  if (!tokenizer.ok()) return ReportError(tokenizer.status());
+
+  std::vector<int32_t> tokens = (*tokenizer)->Encode(o.prompt, (*tokenizer)->add_bos_token());
+  const int64_t n_prompt = static_cast<int64_t>(tokens.size());
+  const int64_t n_ctx = o.context > 0 ? std::min<int64_t>(o.context, c.n_ctx_train) : c.n_ctx_train;
+  if (n_prompt + o.n_predict > n_ctx) {
+    return ReportError(StrCat("the prompt (", n_prompt, " tokens) plus -n ", o.n_predict,
+                              " exceeds the context of ", n_ctx, " tokens"));
+  }
+  auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, n_prompt + o.n_predict, *kv_type},
+                               uint64_t{64} << 30);
+  if (!cache.ok()) return ReportError(cache.status());
+  auto backend = MakeScalarCpuBackend(o.threads > 0 ? o.threads : DefaultThreads());
+  ForwardContext ctx;
+  ForwardOutput out;
+  Sampler sampler(sp);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t start = 0; start < n_prompt; start += kPrefillChunk) {
+    Batch batch;
+    const int64_t end = std::min(n_prompt, start + kPrefillChunk);
+    for (int64_t t = start; t < end; ++t) batch.Add(tokens[t], static_cast<int32_t>(t), 0, t == n_prompt - 1);
+    if (absl::Status s = (*model)->Forward(batch, *cache, *backend, ctx, out); !s.ok()) {
+      return ReportError(s);
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+
+  std::string pending;  // Bytes of an unfinished UTF-8 character.
+  int64_t generated = 0;
+  while (generated < o.n_predict) {
+    std::span<float> logits(out.values.data(), static_cast<size_t>(out.row_size));
+    const int32_t next = sampler.Sample(logits, tokens);
+    if ((*tokenizer)->IsEog(next)) break;
+    tokens.push_back(next);
+    ++generated;
+    pending += (*tokenizer)->TokenBytes(next);
+    const size_t ready = CompleteUtf8Prefix(pending);
+    std::fwrite(pending.data(), 1, ready, stdout);
+    std::fflush(stdout);
+    pending.erase(0, ready);
+    if (generated == o.n_predict) break;
+    Batch batch;
+    batch.Add(next, static_cast<int32_t>(tokens.size() - 1), 0, true);
+    if (absl::Status s = (*model)->Forward(batch, *cache, *backend, ctx, out); !s.ok()) {
+      return ReportError(s);
+    }
+  }
+  std::fwrite(pending.data(), 1, pending.size(), stdout);
+  std::fputc('\n', stdout);
+  const auto t2 = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s)\n",
+               static_cast<long long>(n_prompt), Seconds(t1 - t0), n_prompt / Seconds(t1 - t0));
+  std::fprintf(stderr, "generation: %lld tokens in %.3f s (%.1f tok/s)\n",
+               static_cast<long long>(generated), Seconds(t2 - t1),
+               generated > 0 ? generated / Seconds(t2 - t1) : 0.0);
+  return 0;
+}
+
+}  // namespace swiftlet::cli

@@ -1,0 +1,196 @@
+#include "engine/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <utility>
+
+#include "core/check.h"
+#include "core/str_cat.h"
+
+namespace swiftlet {
+namespace {
+
+absl::Status OutOfRange(const char* field, const char* range, float value) {
+  return absl::InvalidArgumentError(
+      StrCat("sampling parameter ", field, " must be in ", range, ", got ",
+             value));
+}
+
+// Higher probability (or logit) first, ties to the lower id.
+bool Before(const TokenProb& a, const TokenProb& b) {
+  return a.p > b.p || (a.p == b.p && a.id < b.id);
+}
+
+}  // namespace
+
+absl::Status ValidateSamplingParams(const SamplingParams& p) {
+  // Each test is written as !(in range) so that NaN is rejected too.
+  if (!(p.temperature >= 0.0f && p.temperature <= 100.0f)) {
+    return OutOfRange("temperature", "[0, 100]", p.temperature);
+  }
+  if (p.top_k < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("sampling parameter top_k must be >= 0, got ", p.top_k));
+  }
+  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) {
+    return OutOfRange("top_p", "(0, 1]", p.top_p);
+  }
+  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) {
+    return OutOfRange("min_p", "[0, 1]", p.min_p);
+  }
+  if (!(p.repetition_penalty > 0.0f && p.repetition_penalty <= 10.0f)) {
+    return OutOfRange("repetition_penalty", "(0, 10]", p.repetition_penalty);
+  }
+  if (!(p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f)) {
+    return OutOfRange("presence_penalty", "[-2, 2]", p.presence_penalty);
+  }
+  if (!(p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f)) {
+    return OutOfRange("frequency_penalty", "[-2, 2]", p.frequency_penalty);
+  }
+  if (p.penalty_last_n < -1) {
+    return absl::InvalidArgumentError(
+        StrCat("sampling parameter penalty_last_n must be >= -1, got ",
+               p.penalty_last_n));
+  }
+  return absl::OkStatus();
+}
+
+Sampler::Sampler(const SamplingParams& params)
+    : params_(params), rng_(params.seed) {
+  SWIFTLET_CHECK(ValidateSamplingParams(params).ok());
+  const bool penalize = params.repetition_penalty != 1.0f ||
+                        params.presence_penalty != 0.0f ||
+                        params.frequency_penalty != 0.0f;
+  if (penalize && params.penalty_last_n != 0) {
+    processors_.push_back(std::make_unique<PenaltyProcessor>(
+        params.repetition_penalty, params.presence_penalty,
+        params.frequency_penalty, params.penalty_last_n));
+  }
+}
+
+void Sampler::AddProcessor(std::unique_ptr<LogitsProcessor> processor) {
+  SWIFTLET_CHECK(processor != nullptr);
+  processors_.push_back(std::move(processor));
+}
+
+int32_t Sampler::Sample(std::span<float> logits,
+                        std::span<const int32_t> history) {
+  SWIFTLET_CHECK(!logits.empty());
+  SWIFTLET_CHECK(logits.size() <=
+                 static_cast<size_t>(std::numeric_limits<int32_t>::max()));
+  for (auto& processor : processors_) processor->Apply(logits, history);
+
+  candidates_.clear();
+  if (params_.temperature == 0.0f) {
+    size_t best = 0;
+    for (size_t i = 1; i < logits.size(); ++i) {
+      if (logits[i] > logits[best]) best = i;  // strict: ties keep lower id
+    }
+    return static_cast<int32_t>(best);
+  }
+
+  candidates_.reserve(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+  }
+  if (params_.top_k > 0) TopK(static_cast<size_t>(params_.top_k));
+  Softmax();
+  if (params_.top_p < 1.0f) TopP();
+  if (params_.min_p > 0.0f) MinP();
+  return Draw();
+}
+
+void Sampler::TopK(size_t k) {
+  if (k >= candidates_.size()) return;
+  // O(V) selection; the k survivors are sorted later only if top-p needs it.
+  std::nth_element(candidates_.begin(), candidates_.begin() + k,
+                   candidates_.end(), Before);
+  candidates_.resize(k);
+}
+
+void Sampler::Softmax() {
+  float max_logit = -std::numeric_limits<float>::infinity();
+  for (const TokenProb& c : candidates_) max_logit = std::max(max_logit, c.p);
+  // All -inf (everything masked) or NaN/+inf logits are bugs upstream.
+  SWIFTLET_CHECK(std::isfinite(max_logit));
+  const float temperature = params_.temperature;
+  double total = 0.0;
+  for (TokenProb& c : candidates_) {
+    c.p = std::exp((c.p - max_logit) / temperature);
+    total += c.p;
+  }
+  total_ = total;
+}
+
+void Sampler::TopP() {
+  const double threshold = static_cast<double>(params_.top_p) * total_;
+  const size_t n = candidates_.size();
+  // The top-p set is usually a small head of the distribution: select the
+  // largest k (O(V)), and only if their mass reaches top_p sort just those;
+  // otherwise widen k. This avoids sorting the whole vocabulary.
+  size_t k = std::min<size_t>(n, 256);
+  while (true) {
+    if (k < n) {
+      std::nth_element(candidates_.begin(), candidates_.begin() + k,
+                       candidates_.end(), Before);
+      double head = 0.0;
+      for (size_t i = 0; i < k; ++i) head += candidates_[i].p;
+      if (head < threshold) {
+        k = std::min(n, k * 8);
+        continue;
+      }
+    }
+    break;
+  }
+  std::sort(candidates_.begin(), candidates_.begin() + k, Before);
+  double cumulative = 0.0;
+  size_t keep = k;  // if rounding leaves the sum short, keep the whole head
+  for (size_t i = 0; i < k; ++i) {
+    cumulative += candidates_[i].p;
+    if (cumulative >= threshold) {
+      keep = i + 1;
+      break;
+    }
+  }
+  candidates_.resize(keep);
+  total_ = cumulative;
+  if (keep == k) {
+    total_ = 0.0;
+    for (const TokenProb& c : candidates_) total_ += c.p;
+  }
+}
+
+void Sampler::MinP() {
+  float p_max = 0.0f;
+  for (const TokenProb& c : candidates_) p_max = std::max(p_max, c.p);
+  const float threshold = params_.min_p * p_max;
+  std::erase_if(candidates_,
+                [threshold](const TokenProb& c) { return c.p < threshold; });
+  double total = 0.0;
+  for (const TokenProb& c : candidates_) total += c.p;
+  total_ = total;
+}
+
+int32_t Sampler::Draw() {
+  SWIFTLET_CHECK(!candidates_.empty());
+  // 53 random bits -> [0, 1) exactly as a double holds them; independent of
+  // the standard library's distribution implementations.
+  const double u =
+      static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
+  const double target = u * total_;
+  double cumulative = 0.0;
+  for (const TokenProb& c : candidates_) {
+    cumulative += c.p;
+    if (cumulative > target) return c.id;
+  }
+  // Rounding left target at or past the sum: take the last token that has
+  // any probability at all.
+  for (auto it = candidates_.rbegin(); it != candidates_.rend(); ++it) {
+    if (it->p > 0.0f) return it->id;
+  }
+  return candidates_.back().id;
+}
+
+}  // namespace swiftlet

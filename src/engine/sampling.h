@@ -1,0 +1,90 @@
+// Token sampling: one Sampler per request turns a step's logits into the next
+// token through a chain of logits processors and the usual truncations.
+//
+// Pipeline, in order:
+//   1. processors: the penalties from SamplingParams, then each processor
+//      added with AddProcessor, in the order added;
+//   2. temperature == 0: argmax (ties go to the lowest id), done;
+//   3. top-k: keep the k largest logits (ties to the lower id);
+//   4. softmax of logits / temperature over what is left;
+//   5. top-p: keep the smallest prefix, sorted by probability descending
+//      (ties to the lower id), whose cumulative probability >= top_p;
+//   6. min-p: keep tokens with p >= min_p * p_max;
+//   7. renormalize and draw with a uniform double built from the top 53 bits
+//      of a std::mt19937_64 seeded with params.seed.
+// The RNG is the Sampler's own, so the same seed and the same logits give the
+// same tokens whatever else runs in the process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/logits_processor.h"
+
+namespace swiftlet {
+
+struct SamplingParams {
+  float temperature = 1.0f;         // 0: greedy (argmax, ties -> lowest id)
+  int32_t top_k = 0;                // 0: off
+  float top_p = 1.0f;               // 1: off
+  float min_p = 0.0f;               // 0: off; keep p >= min_p * p_max
+  float repetition_penalty = 1.0f;  // CTRL: logit>0 ? logit/pen : logit*pen
+  float presence_penalty = 0.0f;    // OpenAI: logit -= presence * (count>0)
+  float frequency_penalty = 0.0f;   // OpenAI: logit -= frequency * count
+  int32_t penalty_last_n = 64;      // penalty window (-1: whole history)
+  uint64_t seed = 0;
+};
+
+// InvalidArgument naming the first field out of range: temperature [0, 100],
+// top_k >= 0, top_p (0, 1], min_p [0, 1], repetition_penalty (0, 10],
+// presence_penalty and frequency_penalty [-2, 2], penalty_last_n >= -1.
+absl::Status ValidateSamplingParams(const SamplingParams& params);
+
+// A token id with its (unnormalized) probability in the last draw.
+struct TokenProb {
+  int32_t id;
+  float p;
+};
+
+// One per request; owns its processors, RNG and scratch buffers (sized to the
+// vocabulary on first use, reused afterwards). Not thread-safe: one thread at
+// a time.
+class Sampler {
+ public:
+  // `params` must pass ValidateSamplingParams (checked).
+  explicit Sampler(const SamplingParams& params);
+
+  // Appends a processor; it runs after the penalties and any processor added
+  // before it, and before temperature / top-k / top-p / min-p.
+  void AddProcessor(std::unique_ptr<LogitsProcessor> processor);
+
+  // Picks the next token. `logits` (one per vocabulary id, non-empty) is
+  // rewritten in place as scratch. `history`: tokens so far, prompt + output.
+  int32_t Sample(std::span<float> logits, std::span<const int32_t> history);
+
+  // The candidates the last non-greedy Sample() drew from, after every
+  // truncation, with unnormalized probabilities; order unspecified. Valid
+  // until the next Sample(). Empty after a greedy step.
+  std::span<const TokenProb> last_candidates() const { return candidates_; }
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  void TopK(size_t k);
+  void Softmax();  // p = exp((logit - max) / temperature); sets total_
+  void TopP();
+  void MinP();
+  int32_t Draw();
+
+  SamplingParams params_;
+  std::vector<std::unique_ptr<LogitsProcessor>> processors_;
+  std::mt19937_64 rng_;
+  std::vector<TokenProb> candidates_;  // scratch, capacity = vocabulary
+  double total_ = 0.0;                 // sum of candidates_[i].p
+};
+
+}  // namespace swiftlet
