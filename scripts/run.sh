@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build
 scripts/bundled_model.sh
-exec build/src/cli/swiftlet inspect models/swiftlet-tiny-random.gguf "$@"
+# Random weights: the text is noise, but every stage of the pipeline runs.
+exec build/src/cli/swiftlet run -m models/swiftlet-tiny-random.gguf -p "${SWIFTLET_PROMPT:-Once upon a time}" -n 32 "$@"
