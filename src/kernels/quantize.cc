@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "kernels/dequantize.h"
 #include "kernels/float16.h"
 
 namespace swiftlet {
@@ -295,25 +296,8 @@ void QuantizeRowQ8_K(const float* x, BlockQ8_K* y, int64_t n) {
   }
 }
 
-bool CanQuantize(TensorType type) {
-  switch (type) {
-    case TensorType::kF32:
-    case TensorType::kF16:
-    case TensorType::kBF16:
-    case TensorType::kQ4_0:
-    case TensorType::kQ4_1:
-    case TensorType::kQ5_0:
-    case TensorType::kQ5_1:
-    case TensorType::kQ8_0:
-    case TensorType::kQ4_K:
-    case TensorType::kQ5_K:
-    case TensorType::kQ6_K:
-    case TensorType::kQ8_K:
-      return true;
-    default:
-      return false;
-  }
-}
+// Every type swiftlet can read it can also write.
+bool CanQuantize(TensorType type) { return CanDequantize(type); }
 
 void QuantizeRow(TensorType type, const float* src, void* dst, int64_t n) {
   SWIFTLET_CHECK(CanQuantize(type));

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "kernels/dequantize.h"
 #include "kernels/float16.h"
 #include "kernels/quant_blocks.h"
 
@@ -180,24 +181,8 @@ TensorType ActivationTypeFor(TensorType weight_type) {
   }
 }
 
-bool CanMatMul(TensorType t) {
-  switch (t) {
-    case TensorType::kF32:
-    case TensorType::kF16:
-    case TensorType::kBF16:
-    case TensorType::kQ4_0:
-    case TensorType::kQ4_1:
-    case TensorType::kQ5_0:
-    case TensorType::kQ5_1:
-    case TensorType::kQ8_0:
-    case TensorType::kQ4_K:
-    case TensorType::kQ5_K:
-    case TensorType::kQ6_K:
-      return true;
-    default:
-      return false;
-  }
-}
+// Q8_K is an activation format only; every other readable type is a weight.
+bool CanMatMul(TensorType t) { return CanDequantize(t) && t != TensorType::kQ8_K; }
 
 float VecDot(TensorType type, const void* w, const void* a, int64_t n) {
   const int64_t nb = n / BlockElems(type);
