@@ -1,9 +1,12 @@
-// The scalar CPU backend: plain loops, the specification of the fast kernels.
+// The CPU backend: plain loops around the dot products of kernels/vec_dot.h,
+// which dispatch to the ISA variant CPUID allows (all bit-identical to the
+// scalar specification). Matmuls run on a persistent ComputePool, split over
+// output rows only.
 #include <cmath>
 #include <vector>
 
 #include "core/check.h"
-#include "core/parallel_for.h"
+#include "core/thread_pool.h"
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
@@ -13,13 +16,16 @@
 namespace swiftlet {
 namespace {
 
-// Below this many multiply-adds a matmul runs on the calling thread; above,
-// thread start-up is cheap next to the work.
-constexpr int64_t kParallelWork = int64_t{1} << 20;
+// Below this many multiply-adds a matmul runs on the calling thread alone:
+// waking the pool costs a few microseconds.
+constexpr int64_t kParallelWork = int64_t{1} << 16;
+// Output rows per task: a multiple of 16 floats, so no two tasks write the
+// same cache line of y.
+constexpr int64_t kRowsPerTask = 64;
 
 class ScalarCpuBackend final : public Backend {
  public:
-  explicit ScalarCpuBackend(int threads) : threads_(std::max(1, threads)) {}
+  explicit ScalarCpuBackend(int threads) : pool_(std::max(1, threads)) {}
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     SWIFTLET_CHECK(CanMatMul(w.type));
@@ -40,8 +46,14 @@ class ScalarCpuBackend final : public Backend {
         }
       }
     };
-    const int threads = w.n_in * w.n_out * n_rows >= kParallelWork ? threads_ : 1;
-    ParallelFor(w.n_out, threads, rows);
+    if (w.n_in * w.n_out * n_rows < kParallelWork) {
+      rows(0, w.n_out);
+      return;
+    }
+    const int64_t tasks = (w.n_out + kRowsPerTask - 1) / kRowsPerTask;
+    pool_.Run(tasks, [&](int64_t task) {
+      rows(task * kRowsPerTask, std::min(w.n_out, (task + 1) * kRowsPerTask));
+    });
   }
 
   void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,
@@ -144,7 +156,7 @@ class ScalarCpuBackend final : public Backend {
     }
   }
 
-  int threads_;
+  ComputePool pool_;
   std::vector<uint8_t> act_;
   std::vector<float> scores_;
   std::vector<float> kbuf_;

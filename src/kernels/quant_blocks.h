@@ -117,7 +117,10 @@ SWIFTLET_CHECK_BLOCK(BlockQ8_K);
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block:
 // j < 4 in the low 6 bits of bytes j and j + 4; j >= 4 split between the low
 // or high nibble of byte j + 4 and the top 2 bits of bytes j - 4 and j.
-inline void UnpackScaleMinK4(const uint8_t* scales, int j, uint8_t* sc, uint8_t* m) {
+// Internal linkage on purpose: the ISA variants (compiled with -mavx2 or
+// -mavx512*) include this header, and a shared inline copy could be the one
+// the linker keeps for scalar callers on CPUs without those instructions.
+static inline void UnpackScaleMinK4(const uint8_t* scales, int j, uint8_t* sc, uint8_t* m) {
   if (j < 4) {
     *sc = scales[j] & 63;
     *m = scales[j + 4] & 63;

@@ -6,6 +6,7 @@
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/vec_dot_variants.h"
 
 namespace swiftlet {
 namespace {
@@ -184,7 +185,7 @@ TensorType ActivationTypeFor(TensorType weight_type) {
 // Q8_K is an activation format only; every other readable type is a weight.
 bool CanMatMul(TensorType t) { return CanDequantize(t) && t != TensorType::kQ8_K; }
 
-float VecDot(TensorType type, const void* w, const void* a, int64_t n) {
+float VecDotScalar(TensorType type, const void* w, const void* a, int64_t n) {
   const int64_t nb = n / BlockElems(type);
   switch (type) {
     case TensorType::kF32: return DotF32(As<float>(w), As<float>(a), n);
@@ -203,6 +204,75 @@ float VecDot(TensorType type, const void* w, const void* a, int64_t n) {
     default: SWIFTLET_CHECK(false && "unsupported weight type");
   }
   return 0;
+}
+
+}  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+VecDotFn SimdFor(KernelIsa isa, TensorType t) {
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni: return VecDotAvx512Vnni(t);
+    case KernelIsa::kAvx512:  // No 512-bit-only variant yet: AVX2's serves.
+    case KernelIsa::kAvx2: return VecDotAvx2(t);
+    case KernelIsa::kScalar: return nullptr;
+  }
+  return nullptr;
+}
+
+// Scalar entry points per type, so the table holds plain function pointers.
+template <TensorType kType>
+float ScalarOf(const void* w, const void* a, int64_t n) {
+  return VecDotScalar(kType, w, a, n);
+}
+
+VecDotFn ScalarFor(TensorType t) {
+  switch (t) {
+    case TensorType::kF32: return ScalarOf<TensorType::kF32>;
+    case TensorType::kF16: return ScalarOf<TensorType::kF16>;
+    case TensorType::kBF16: return ScalarOf<TensorType::kBF16>;
+    case TensorType::kQ4_0: return ScalarOf<TensorType::kQ4_0>;
+    case TensorType::kQ4_1: return ScalarOf<TensorType::kQ4_1>;
+    case TensorType::kQ5_0: return ScalarOf<TensorType::kQ5_0>;
+    case TensorType::kQ5_1: return ScalarOf<TensorType::kQ5_1>;
+    case TensorType::kQ8_0: return ScalarOf<TensorType::kQ8_0>;
+    case TensorType::kQ4_K: return ScalarOf<TensorType::kQ4_K>;
+    case TensorType::kQ5_K: return ScalarOf<TensorType::kQ5_K>;
+    case TensorType::kQ6_K: return ScalarOf<TensorType::kQ6_K>;
+    default: return nullptr;
+  }
+}
+
+constexpr size_t kTableSize = 32;  // GGUF type ids in use are below 32.
+
+// The table VecDot dispatches through, built once from CPUID.
+struct DispatchTable {
+  VecDotFn fn[kTableSize] = {};
+  DispatchTable() {
+    const KernelIsa isa = ChosenKernelIsa();
+    for (size_t id = 0; id < kTableSize; ++id) {
+      const TensorTypeInfo* info = FindTensorTypeInfo(static_cast<uint32_t>(id));
+      if (info == nullptr || !CanMatMul(info->type)) continue;
+      fn[id] = VecDotFor(isa, info->type);
+    }
+  }
+};
+
+}  // namespace
+
+bool HasSimdVecDot(KernelIsa isa, TensorType t) { return SimdFor(isa, t) != nullptr; }
+
+VecDotFnPtr VecDotFor(KernelIsa isa, TensorType t) {
+  VecDotFn simd = SimdFor(isa, t);
+  return simd != nullptr ? simd : ScalarFor(t);
+}
+
+float VecDot(TensorType type, const void* w, const void* a, int64_t n) {
+  static const DispatchTable table;
+  const auto id = static_cast<size_t>(type);
+  SWIFTLET_CHECK(id < kTableSize && table.fn[id] != nullptr);
+  return table.fn[id](w, a, n);
 }
 
 }  // namespace swiftlet

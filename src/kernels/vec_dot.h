@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/tensor_type.h"
+#include "kernels/cpu_features.h"
 
 namespace swiftlet {
 
@@ -19,7 +20,18 @@ TensorType ActivationTypeFor(TensorType weight_type);
 bool CanMatMul(TensorType weight_type);
 
 // dot(weight row, activation row) over n elements. `act` is in
-// ActivationTypeFor(weight_type).
+// ActivationTypeFor(weight_type). Runs the variant ChosenKernelIsa() picked
+// (kernels/cpu_features.h); every variant gives the scalar result bit for bit.
 float VecDot(TensorType weight_type, const void* weight, const void* act, int64_t n);
+
+// The scalar specification itself.
+float VecDotScalar(TensorType weight_type, const void* weight, const void* act, int64_t n);
+
+// True when `isa` has its own kernel for the type (else VecDot falls back to
+// scalar); for tests and `inspect --system`.
+bool HasSimdVecDot(KernelIsa isa, TensorType weight_type);
+// The function VecDot uses for a type under `isa`.
+using VecDotFnPtr = float (*)(const void* weight, const void* act, int64_t n);
+VecDotFnPtr VecDotFor(KernelIsa isa, TensorType weight_type);
 
 }  // namespace swiftlet

@@ -1,0 +1,85 @@
+#include "kernels/cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace swiftlet {
+namespace {
+
+uint64_t Xgetbv() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+CpuFeatures Detect() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool osxsave = c & bit_OSXSAVE;
+  const bool fma = c & bit_FMA;
+  const bool f16c = c & bit_F16C;
+  const bool avx = c & bit_AVX;
+  if (!osxsave || !avx) return f;
+  const uint64_t xcr0 = Xgetbv();
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;
+  const bool zmm_state = (xcr0 & 0xE6) == 0xE6;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  f.avx2 = ymm_state && (b & bit_AVX2) && fma && f16c;
+  f.avx512 = zmm_state && (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL);
+  f.avx512_vnni = f.avx512 && (c & bit_AVX512VNNI);
+  unsigned a1, b1, c1, d1;
+  if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) f.avx_vnni = f.avx2 && (a1 & (1u << 4));
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& DetectCpuFeatures() {
+  static const CpuFeatures features = Detect();
+  return features;
+}
+
+const char* KernelIsaName(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kScalar: return "scalar";
+    case KernelIsa::kAvx2: return "avx2";
+    case KernelIsa::kAvx512: return "avx512";
+    case KernelIsa::kAvx512Vnni: return "avx512vnni";
+  }
+  return "unknown";
+}
+
+KernelIsa ChosenKernelIsa() {
+  const CpuFeatures& f = DetectCpuFeatures();
+  KernelIsa best = f.avx512_vnni ? KernelIsa::kAvx512Vnni
+                   : f.avx512    ? KernelIsa::kAvx512
+                   : f.avx2      ? KernelIsa::kAvx2
+                                 : KernelIsa::kScalar;
+  if (const char* cap = std::getenv("SWIFTLET_ISA")) {
+    for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512,
+                          KernelIsa::kAvx512Vnni}) {
+      if (std::strcmp(cap, KernelIsaName(isa)) == 0 && isa < best) best = isa;
+    }
+  }
+  return best;
+}
+
+std::string CpuFeatureSummary() {
+  const CpuFeatures& f = DetectCpuFeatures();
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += name;
+  };
+  add(f.avx2, "avx2+fma+f16c");
+  add(f.avx512, "avx512f/bw/vl");
+  add(f.avx512_vnni, "avx512vnni");
+  add(f.avx_vnni, "avxvnni");
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace swiftlet
