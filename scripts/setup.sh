@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build g++ clang libclang-rt-14-dev
   libabsl-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-regex python3-jinja2
+  python3 python3-numpy python3-regex python3-jinja2 qemu-user
 )
 
 missing=()

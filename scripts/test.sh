@@ -23,7 +23,7 @@ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 
-echo "== fuzz the GGUF reader" >&2
+echo "== fuzz the GGUF reader and the tokenizers" >&2
 CXX=clang++ scripts/build.sh build-fuzz -DSWIFTLET_FUZZ=ON -DSWIFTLET_TESTS=OFF
 seeds=build-fuzz/seeds
 rm -rf "$seeds" && build/tests/gguf/gguf_corpus_writer "$seeds"
@@ -32,5 +32,13 @@ build-fuzz/fuzz/gguf_reader_fuzz -max_total_time="${SWIFTLET_FUZZ_SECONDS:-30}" 
   -print_final_stats=1 build-fuzz/corpus "$seeds" 2>build-fuzz/fuzz.log \
   || { tail -50 build-fuzz/fuzz.log >&2; echo "test: fuzzing found a crash" >&2; exit 1; }
 grep -E '^stat::number_of_executed_units' build-fuzz/fuzz.log >&2 || true
+for vocab in llama-spm gpt-2 bert-bge; do
+  mkdir -p "build-fuzz/corpus-$vocab"
+  SWIFTLET_FUZZ_VOCAB=../shared/testdata/vocab/ggml-vocab-$vocab.gguf \
+    build-fuzz/fuzz/tokenizer_fuzz -max_total_time="${SWIFTLET_FUZZ_TOKENIZER_SECONDS:-15}" \
+    -max_len=512 -print_final_stats=1 "build-fuzz/corpus-$vocab" 2>"build-fuzz/fuzz-$vocab.log" \
+    || { tail -50 "build-fuzz/fuzz-$vocab.log" >&2; echo "test: tokenizer fuzzing ($vocab) found a crash" >&2; exit 1; }
+  grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz-$vocab.log" >&2 || true
+done
 
 echo "test: all passed in $((SECONDS - start)) s" >&2

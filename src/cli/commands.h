@@ -65,6 +65,8 @@ struct RunOptions {
   int threads = 0;
   std::string kv_type = "f16";
   int64_t context = 0;  // 0: the model's training context.
+  bool chat = false;     // Wrap the prompt in the model's chat template.
+  std::string chat_template;  // Template family overriding the file's.
 };
 int RunRun(const RunOptions& options);
 

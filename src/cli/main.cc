@@ -66,6 +66,10 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--threads,-t", run.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
   run_cmd->add_option("--kv-type", run.kv_type, "KV cache type: f16 (default) or f32");
+  run_cmd->add_flag("--chat", run.chat, "Send the prompt as a user turn of the model's chat template");
+  run_cmd->add_option("--chat-template", run.chat_template,
+                      "Template family when the model has none or an unrecognised one: chatml, "
+                      "llama2, llama3, mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
   run_cmd->add_option("--ctx", run.context, "Context length (default: the model's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
 

@@ -8,26 +8,14 @@
 #include "core/str_cat.h"
 #include "engine/sampling.h"
 #include "model/model.h"
+#include "text/chat_template.h"
+#include "text/detokenizer.h"
 #include "text/tokenizer.h"
 
 namespace swiftlet::cli {
 namespace {
 
 constexpr int64_t kPrefillChunk = 512;
-
-// Length of the prefix of `s` that ends on a whole UTF-8 character; a tail
-// that can never become valid is released too, so output never stalls.
-size_t CompleteUtf8Prefix(const std::string& s) {
-  size_t i = s.size();
-  for (size_t back = 1; back <= 4 && back <= s.size(); ++back) {
-    const auto c = static_cast<unsigned char>(s[s.size() - back]);
-    if ((c & 0xC0) == 0x80) continue;  // Continuation byte: keep looking.
-    const size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-    i = need > back ? s.size() - back : s.size();
-    return i;
-  }
-  return s.size();
-}
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -54,7 +42,21 @@ int RunRun(const RunOptions& o) {
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return ReportError(tokenizer.status());
 
-  std::vector<int32_t> tokens = (*tokenizer)->Encode(o.prompt, (*tokenizer)->add_bos_token());
+  std::vector<int32_t> tokens;
+  if (o.chat) {
+    // The prompt is one user turn; template text may hold control tokens,
+    // the user's text never does. The template writes its own BOS.
+    auto chat = ChatTemplate::FromGguf((*model)->file(), o.chat_template);
+    if (!chat.ok()) return ReportError(chat.status());
+    const ChatMessage turn{"user", o.prompt};
+    auto pieces = chat->Render(std::span<const ChatMessage>(&turn, 1), /*add_generation_prompt=*/true);
+    if (!pieces.ok()) return ReportError(pieces.status());
+    std::vector<TextPiece> text;
+    for (const ChatPiece& p : *pieces) text.push_back({p.text, !p.from_user});
+    tokens = (*tokenizer)->EncodeMixed(text, /*add_bos=*/false);
+  } else {
+    tokens = (*tokenizer)->Encode(o.prompt, (*tokenizer)->add_bos_token());
+  }
   const int64_t n_prompt = static_cast<int64_t>(tokens.size());
   const int64_t n_ctx = o.context > 0 ? std::min<int64_t>(o.context, c.n_ctx_train) : c.n_ctx_train;
   if (n_prompt + o.n_predict > n_ctx) {
@@ -80,7 +82,12 @@ int RunRun(const RunOptions& o) {
   }
   const auto t1 = std::chrono::steady_clock::now();
 
-  std::string pending;  // Bytes of an unfinished UTF-8 character.
+  // The continuation follows the prompt, so its leading space is kept.
+  IncrementalDetokenizer detokenizer(**tokenizer, /*strip_leading_space=*/false);
+  auto emit = [](const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
   int64_t generated = 0;
   while (generated < o.n_predict) {
     std::span<float> logits(out.values.data(), static_cast<size_t>(out.row_size));
@@ -88,11 +95,7 @@ int RunRun(const RunOptions& o) {
     if ((*tokenizer)->IsEog(next)) break;
     tokens.push_back(next);
     ++generated;
-    pending += (*tokenizer)->TokenBytes(next);
-    const size_t ready = CompleteUtf8Prefix(pending);
-    std::fwrite(pending.data(), 1, ready, stdout);
-    std::fflush(stdout);
-    pending.erase(0, ready);
+    emit(detokenizer.Push(next));
     if (generated == o.n_predict) break;
     Batch batch;
     batch.Add(next, static_cast<int32_t>(tokens.size() - 1), 0, true);
@@ -100,8 +103,7 @@ int RunRun(const RunOptions& o) {
       return ReportError(s);
     }
   }
-  std::fwrite(pending.data(), 1, pending.size(), stdout);
-  std::fputc('\n', stdout);
+  emit(detokenizer.Flush() + "\n");
   const auto t2 = std::chrono::steady_clock::now();
   std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s)\n",
                static_cast<long long>(n_prompt), Seconds(t1 - t0), n_prompt / Seconds(t1 - t0));

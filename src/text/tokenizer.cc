@@ -1,7 +1,9 @@
 #include "text/tokenizer.h"
 
 #include "core/str_cat.h"
+#include "text/bpe_tokenizer.h"
 #include "text/spm_tokenizer.h"
+#include "text/wpm_tokenizer.h"
 
 namespace swiftlet {
 
@@ -23,8 +25,24 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const GgufFile& f
     }
     return tokenizer;
   }
+  if (*model == "bert") {
+    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = WpmTokenizer::FromGguf(file);
+    if (!tokenizer.ok()) {
+      return absl::Status(tokenizer.status().code(),
+                          StrCat(file.name(), ": ", tokenizer.status().message()));
+    }
+    return tokenizer;
+  }
+  if (*model == "gpt2") {
+    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = BpeTokenizer::FromGguf(file);
+    if (!tokenizer.ok()) {
+      return absl::Status(tokenizer.status().code(),
+                          StrCat(file.name(), ": ", tokenizer.status().message()));
+    }
+    return tokenizer;
+  }
   return absl::UnimplementedError(StrCat(file.name(), ": ", kModelKey, " '", *model,
-                                         "' is not supported yet (only 'llama')"));
+                                         "' is not supported (supported: llama, gpt2, bert)"));
 }
 
 std::string Tokenizer::Decode(std::span<const int32_t> ids, bool strip_leading_space) const {

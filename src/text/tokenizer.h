@@ -21,6 +21,14 @@
 
 namespace swiftlet {
 
+// One stretch of a prompt for Tokenizer::EncodeMixed: template text, whose
+// control and user-defined token texts ("<|im_start|>", "</s>") become those
+// tokens, or user content, which is always plain text.
+struct TextPiece {
+  std::string text;
+  bool parse_special = false;
+};
+
 class Tokenizer {
  public:
   // Reads tokenizer.ggml.* metadata (model, tokens, scores, token_type,
@@ -35,6 +43,22 @@ class Tokenizer {
   // out of the text: "<s>" in the text is tokenized as the characters it is.
   // add_bos prepends BOS (when the model has one).
   virtual std::vector<int32_t> Encode(std::string_view text, bool add_bos) const = 0;
+
+  // Like Encode, but every occurrence in `text` of the text of a control or
+  // user-defined token (kinds 3 and 4) becomes that token: at each position
+  // the longest such text, leftmost first. The text between them goes through
+  // Encode(..., false) on its own, so with SentencePiece's add_space_prefix a
+  // stretch after a special token starts with the prefix space, as llama.cpp
+  // tokenizes. Builds a SpecialTokenMatcher (text/special_tokens.h) each call;
+  // callers encoding many prompts can keep one and use the free functions.
+  std::vector<int32_t> EncodeWithSpecial(std::string_view text, bool add_bos) const;
+
+  // Encodes the concatenation of `pieces`, parsing special tokens only inside
+  // pieces with parse_special set. Adjacent text (from any pieces) between two
+  // special tokens is one Encode call, so splitting text across pieces does
+  // not change its tokens. EncodeMixed({{s, true}}) == EncodeWithSpecial(s),
+  // EncodeMixed({{s, false}}) == Encode(s).
+  std::vector<int32_t> EncodeMixed(std::span<const TextPiece> pieces, bool add_bos) const;
 
   // The bytes of one token as it appears in output text. Empty for control
   // tokens and for ids outside [0, n_vocab()).

@@ -301,16 +301,16 @@ TEST(SpmTokenizerTest, TinyVocabWithoutSpacePrefix) {
   EXPECT_TRUE((*tokenizer)->IsEog(2));
 }
 
-TEST(SpmTokenizerTest, Gpt2IsNotSupportedYet) {
+TEST(SpmTokenizerTest, UnknownTokenizerKindIsNamed) {
   GgufWriter w;
-  w.Set("tokenizer.ggml.model", GgufValue::String("gpt2"));
+  w.Set("tokenizer.ggml.model", GgufValue::String("rwkv"));
   SetVocab(w, MakeTiny());
   std::vector<uint8_t> bytes;
   auto tokenizer = Build(w, bytes);
   ASSERT_FALSE(tokenizer.ok());
   EXPECT_EQ(tokenizer.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(tokenizer.status().message()),
-              HasSubstr("tokenizer.ggml.model 'gpt2' is not supported yet"));
+              HasSubstr("tokenizer.ggml.model 'rwkv' is not supported (supported: llama, gpt2, bert)"));
 }
 
 TEST(SpmTokenizerTest, MissingModelIsAnError) {
