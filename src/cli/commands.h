@@ -14,8 +14,9 @@
 namespace swiftlet::cli {
 
 struct InspectOptions {
-  std::string model_path;
+  std::string model_path;  // Empty with `system`.
   bool json = false;
+  bool system = false;     // Print this machine's CPU features and kernel choice.
 };
 int RunInspect(const InspectOptions& options);
 

@@ -8,6 +8,9 @@
 #include "core/str_cat.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
+#include "kernels/vec_dot.h"
 #include "model/tensor_layout.h"
 
 namespace swiftlet::cli {
@@ -132,9 +135,30 @@ void PrintText(const GgufFile& f, const Summary& s) {
   }
 }
 
+
+void PrintSystem() {
+  const KernelIsa isa = ChosenKernelIsa();
+  std::printf("cpu features  %s\n", CpuFeatureSummary().c_str());
+  std::printf("kernels       %s (set SWIFTLET_ISA=scalar|avx2|avx512|avx512vnni to cap)\n",
+              KernelIsaName(isa));
+  std::printf("threads       %d physical cores\n", PhysicalCores());
+  std::printf("matmul by weight type\n");
+  for (const TensorTypeInfo& info : kTensorTypes) {
+    if (!CanMatMul(info.type)) continue;
+    std::printf("  %-6s %s, activations %s\n", std::string(info.name).c_str(),
+                HasSimdVecDot(isa, info.type) ? KernelIsaName(isa) : "scalar",
+                std::string(NameOf(ActivationTypeFor(info.type))).c_str());
+  }
+}
+
 }  // namespace
 
 int RunInspect(const InspectOptions& options) {
+  if (options.system) {
+    PrintSystem();
+    if (options.model_path.empty()) return 0;
+  }
+  if (options.model_path.empty()) return ReportError("inspect: give a model file (or --system)");
   auto file = GgufFile::Open(options.model_path);
   if (!file.ok()) return ReportError(file.status());
   const GgufFile& f = **file;

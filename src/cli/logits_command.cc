@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/str_cat.h"
-#include "core/parallel_for.h"
+#include "core/thread_pool.h"
 #include "model/model.h"
 
 namespace swiftlet::cli {
@@ -47,7 +47,7 @@ int RunLogits(const LogitsOptions& o) {
   }
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, n, *kv_type}, uint64_t{8} << 30);
   if (!cache.ok()) return ReportError(cache.status());
-  auto backend = MakeScalarCpuBackend(o.threads > 0 ? o.threads : DefaultThreads());
+  auto backend = MakeCpuBackend(o.threads > 0 ? o.threads : PhysicalCores());
   ForwardContext ctx;
   std::vector<float> all;
   all.reserve(static_cast<size_t>(n * c.n_vocab));

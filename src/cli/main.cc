@@ -36,8 +36,10 @@ int Main(int argc, char** argv) {
 
   InspectOptions inspect;
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "Show what a GGUF file holds");
-  inspect_cmd->add_option("model", inspect.model_path, "GGUF file")->required();
+  inspect_cmd->add_option("model", inspect.model_path, "GGUF file");
   inspect_cmd->add_flag("--json", inspect.json, "Print JSON instead of a table");
+  inspect_cmd->add_flag("--system", inspect.system,
+                        "Print the CPU features found and the kernels chosen");
 
   QuantizeOptions quantize;
   CLI::App* quantize_cmd = app.add_subcommand(

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/parallel_for.h"
+#include "core/thread_pool.h"
 #include "core/str_cat.h"
 #include "engine/sampling.h"
 #include "model/model.h"
@@ -66,7 +66,7 @@ int RunRun(const RunOptions& o) {
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, n_prompt + o.n_predict, *kv_type},
                                uint64_t{64} << 30);
   if (!cache.ok()) return ReportError(cache.status());
-  auto backend = MakeScalarCpuBackend(o.threads > 0 ? o.threads : DefaultThreads());
+  auto backend = MakeCpuBackend(o.threads > 0 ? o.threads : PhysicalCores());
   ForwardContext ctx;
   ForwardOutput out;
   Sampler sampler(sp);

@@ -85,8 +85,10 @@ class Backend {
   virtual void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;
 };
 
-// The scalar CPU backend: the reference every faster kernel is checked
-// against. `threads` splits matmuls over output rows.
-std::unique_ptr<Backend> MakeScalarCpuBackend(int threads);
+// The CPU backend: dot products dispatched to the best ISA variant CPUID
+// allows (each bit-identical to the scalar specification), matmuls split over
+// output rows on a persistent pool of `threads` threads (the caller
+// included). One backend per engine thread: it keeps per-call scratch.
+std::unique_ptr<Backend> MakeCpuBackend(int threads);
 
 }  // namespace swiftlet

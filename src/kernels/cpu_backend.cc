@@ -23,9 +23,9 @@ constexpr int64_t kParallelWork = int64_t{1} << 16;
 // same cache line of y.
 constexpr int64_t kRowsPerTask = 64;
 
-class ScalarCpuBackend final : public Backend {
+class CpuBackend final : public Backend {
  public:
-  explicit ScalarCpuBackend(int threads) : pool_(std::max(1, threads)) {}
+  explicit CpuBackend(int threads) : pool_(std::max(1, threads)) {}
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     SWIFTLET_CHECK(CanMatMul(w.type));
@@ -164,8 +164,8 @@ class ScalarCpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> MakeScalarCpuBackend(int threads) {
-  return std::make_unique<ScalarCpuBackend>(threads);
+std::unique_ptr<Backend> MakeCpuBackend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
 }
 
 }  // namespace swiftlet

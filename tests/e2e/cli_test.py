@@ -272,6 +272,20 @@ class RunAndTokenize(Tmp):
         self.assertEqual(a, b)
         self.assertNotEqual(a, c)
 
+    def test_every_kernel_variant_gives_the_same_logits(self):
+        out = {}
+        model = self.path("isa.gguf")
+        run("tools", "make-model", "--layers", "2", "--hidden", "256", "--ffn", "512",
+            "--type", "Q4_K_M", "--out", model)
+        for isa in ("scalar", "avx2", "avx512vnni"):
+            path = self.path(f"logits-{isa}.bin")
+            env = dict(os.environ, SWIFTLET_ISA=isa)
+            subprocess.run([SWIFTLET, "tools", "logits", "-m", model, "--tokens", "1 20 300 7 99",
+                            "--out", path], check=True, env=env)
+            out[isa] = open(path, "rb").read()
+        self.assertEqual(out["scalar"], out["avx2"])
+        self.assertEqual(out["scalar"], out["avx512vnni"])
+
     def test_bad_run_input(self):
         bad = BadInput()
         err = bad.assert_one_line_error

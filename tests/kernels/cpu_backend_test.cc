@@ -29,7 +29,7 @@ TEST(CpuBackendTest, QuantizedMatMulMatchesDequantizedMath) {
   const int64_t n_in = 512, n_out = 24, rows = 3;
   const std::vector<float> wf = Gaussian(n_in * n_out, 1);
   const std::vector<float> x = Gaussian(n_in * rows, 2);
-  auto backend = MakeScalarCpuBackend(2);
+  auto backend = MakeCpuBackend(2);
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
                        TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0, TensorType::kQ5_1,
                        TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
@@ -72,7 +72,7 @@ TEST(CpuBackendTest, RopeRotatesPairsByPositionAndFactor) {
       const std::vector<float> orig = x;
       const int32_t pos[2] = {0, 7};
       RopeShape s{n_head, head_dim, 6, neox, 100.0f, 1.0f, scaled ? factors : nullptr};
-      auto backend = MakeScalarCpuBackend(1);
+      auto backend = MakeCpuBackend(1);
       backend->Rope(x.data(), 2, pos, s);
       for (int t = 0; t < 2; ++t) {
         for (int h = 0; h < n_head; ++h) {
@@ -120,7 +120,7 @@ TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
     const KvRows kv[2] = {rows, rows};
     const int32_t pos[2] = {2, 4};
     std::vector<float> out(2 * n_head * dim);
-    auto backend = MakeScalarCpuBackend(1);
+    auto backend = MakeCpuBackend(1);
     backend->Attention(q.data(), 2, pos, kv, {n_head, n_kv, dim, 0.35f}, out.data());
     for (int t = 0; t < 2; ++t) {
       for (int h = 0; h < n_head; ++h) {
@@ -148,7 +148,7 @@ TEST(CpuBackendTest, RmsNormAndSiluMul) {
   const std::vector<float> x = Gaussian(2 * 16, 7);
   const std::vector<float> w = Gaussian(16, 8);
   std::vector<float> y(32);
-  auto backend = MakeScalarCpuBackend(1);
+  auto backend = MakeCpuBackend(1);
   backend->RmsNorm(x.data(), w.data(), 16, 2, 1e-5f, y.data());
   for (int t = 0; t < 2; ++t) {
     double ss = 0;

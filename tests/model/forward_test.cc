@@ -38,7 +38,7 @@ std::vector<std::vector<float>> RunSeqs(const Model& m, const std::vector<std::v
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), static_cast<int64_t>(seqs.size()), 64, kv},
                                uint64_t{1} << 30);
   EXPECT_TRUE(cache.ok());
-  auto backend = MakeScalarCpuBackend(threads);
+  auto backend = MakeCpuBackend(threads);
   ForwardContext ctx;
   std::vector<std::vector<float>> logits(seqs.size());
   std::vector<size_t> done(seqs.size(), 0);
@@ -105,7 +105,7 @@ TEST(ForwardTest, BadBatchesAreErrors) {
   const ModelConfig& c = m->config();
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 8, TensorType::kF32}, 1 << 30);
   ASSERT_TRUE(cache.ok());
-  auto backend = MakeScalarCpuBackend(1);
+  auto backend = MakeCpuBackend(1);
   ForwardContext ctx;
   ForwardOutput out;
   Batch bad_token;
