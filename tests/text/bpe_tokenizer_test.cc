@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "text/vocab_vectors.h"
+
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -15,64 +17,10 @@
 namespace swiftlet {
 namespace {
 
-const std::string kVocabDir = SWIFTLET_SHARED_DIR "/testdata/vocab/";
+using testing::kVocabDir;
 
-bool ReadWholeFile(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-std::string Trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  const size_t begin = s.find_first_not_of(ws);
-  if (begin == std::string::npos) return "";
-  return s.substr(begin, s.find_last_not_of(ws) - begin + 1);
-}
-
-struct VectorCase {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// llama.cpp's test-tokenizer-0 format: .inp holds texts separated by
-// "\n__ggml_vocab_test__\n" (ending with one), line i of .out the ids of
-// text i without BOS.
-std::vector<VectorCase> LoadVectors(const std::string& base) {
-  std::string inp, out;
-  EXPECT_TRUE(ReadWholeFile(base + ".inp", inp)) << "missing " << base << ".inp";
-  EXPECT_TRUE(ReadWholeFile(base + ".out", out)) << "missing " << base << ".out";
-  std::vector<VectorCase> cases;
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  for (size_t pos = 0;;) {
-    const size_t next = inp.find(sep, pos);
-    if (next == std::string::npos) {
-      if (pos < inp.size()) cases.push_back({inp.substr(pos), {}});
-      break;
-    }
-    cases.push_back({inp.substr(pos, next - pos), {}});
-    pos = next + sep.size();
-  }
-  std::istringstream lines(out);
-  std::string line;
-  size_t i = 0;
-  while (std::getline(lines, line)) {
-    if (i >= cases.size()) {
-      ADD_FAILURE() << "extra line " << i << " in " << base << ".out";
-      break;
-    }
-    std::istringstream ids(Trim(line));
-    int32_t id;
-    while (ids >> id) cases[i].ids.push_back(id);
-    ++i;
-  }
-  EXPECT_EQ(i, cases.size()) << base << ".out has " << i << " lines for " << cases.size()
-                             << " texts";
-  return cases;
-}
+using testing::LoadVectors;
+using testing::VectorCase;
 
 std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& name) {
   auto file = GgufFile::Open(kVocabDir + name);

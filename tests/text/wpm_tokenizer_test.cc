@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "text/vocab_vectors.h"
+
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -17,55 +19,11 @@ namespace {
 
 using ::testing::ElementsAre;
 
-const std::string kVocabDir = SWIFTLET_SHARED_DIR "/testdata/vocab/";
+using testing::kVocabDir;
 const std::string kBertBge = "ggml-vocab-bert-bge.gguf";
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "missing " << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct VectorCase {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// llama.cpp's test-tokenizer-0 format: .inp holds texts separated by
-// "\n__ggml_vocab_test__\n" (a trailing empty piece is no case), line i of
-// .out the ids of text i, without [CLS]/[SEP].
-std::vector<VectorCase> LoadVectors(const std::string& base) {
-  const std::string inp = ReadWholeFile(base + ".inp");
-  const std::string out = ReadWholeFile(base + ".out");
-  std::vector<VectorCase> cases;
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  for (size_t pos = 0;;) {
-    const size_t next = inp.find(sep, pos);
-    if (next == std::string::npos) {
-      if (pos < inp.size()) cases.push_back({inp.substr(pos), {}});
-      break;
-    }
-    cases.push_back({inp.substr(pos, next - pos), {}});
-    pos = next + sep.size();
-  }
-  std::istringstream lines(out);
-  std::string line;
-  size_t i = 0;
-  while (std::getline(lines, line)) {
-    if (i >= cases.size()) {
-      ADD_FAILURE() << "extra line " << i << " in " << base << ".out";
-      break;
-    }
-    std::istringstream ids(line);
-    int32_t id;
-    while (ids >> id) cases[i].ids.push_back(id);
-    ++i;
-  }
-  EXPECT_EQ(i, cases.size());
-  return cases;
-}
+using testing::LoadVectors;
+using testing::VectorCase;
 
 std::unique_ptr<Tokenizer> LoadBge() {
   auto file = GgufFile::Open(kVocabDir + kBertBge);

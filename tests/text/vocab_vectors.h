@@ -1,0 +1,23 @@
+// The tokenizer test vectors of shared/testdata/vocab (llama.cpp's
+// test-tokenizer-0 format), loaded once for every tokenizer test.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace swiftlet::testing {
+
+inline const std::string kVocabDir = SWIFTLET_SHARED_DIR "/testdata/vocab/";
+
+struct VectorCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+// NAME.inp holds texts separated by "\n__ggml_vocab_test__\n" (the file
+// ends with one, which is no case); line i of NAME.out the ids of text i,
+// without BOS. Missing files and mismatched counts are test failures.
+std::vector<VectorCase> LoadVectors(const std::string& base);
+
+}  // namespace swiftlet::testing
