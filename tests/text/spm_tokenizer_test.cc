@@ -27,20 +27,9 @@ const std::string kLlamaSpm = "ggml-vocab-llama-spm.gguf";
 using testing::LoadVectors;
 using testing::VectorCase;
 
-std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& name) {
-  auto file = GgufFile::Open(kVocabDir + name);
-  EXPECT_TRUE(file.ok()) << file.status();
-  if (!file.ok()) return nullptr;
-  auto tokenizer = Tokenizer::FromGguf(**file);
-  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
-  return tokenizer.ok() ? std::move(*tokenizer) : nullptr;
-}
+using testing::LoadTokenizer;
 
-std::string Ids(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += std::to_string(id) + " ";
-  return s;
-}
+using testing::Ids;
 
 TEST(SpmTokenizerTest, MatchesLlamaCppVectors) {
   auto tokenizer = LoadTokenizer(kLlamaSpm);

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "gguf/gguf_file.h"
+
 namespace swiftlet::testing {
 namespace {
 
@@ -57,6 +59,21 @@ std::vector<VectorCase> LoadVectors(const std::string& base) {
   EXPECT_EQ(i, cases.size()) << base << ".out has " << i << " lines for " << cases.size()
                              << " texts";
   return cases;
+}
+
+std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& name) {
+  auto file = GgufFile::Open(kVocabDir + name);
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok()) return nullptr;
+  auto tokenizer = Tokenizer::FromGguf(**file);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return tokenizer.ok() ? std::move(*tokenizer) : nullptr;
+}
+
+std::string Ids(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += std::to_string(id) + " ";
+  return s;
 }
 
 }  // namespace swiftlet::testing

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "text/tokenizer.h"
 
 namespace swiftlet::testing {
 
@@ -19,5 +22,11 @@ struct VectorCase {
 // ends with one, which is no case); line i of NAME.out the ids of text i,
 // without BOS. Missing files and mismatched counts are test failures.
 std::vector<VectorCase> LoadVectors(const std::string& base);
+
+// The tokenizer of kVocabDir + name; null (with a test failure) on error.
+std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& name);
+
+// "1 2 3 " for failure messages.
+std::string Ids(const std::vector<int32_t>& ids);
 
 }  // namespace swiftlet::testing

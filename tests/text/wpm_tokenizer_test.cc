@@ -25,20 +25,9 @@ const std::string kBertBge = "ggml-vocab-bert-bge.gguf";
 using testing::LoadVectors;
 using testing::VectorCase;
 
-std::unique_ptr<Tokenizer> LoadBge() {
-  auto file = GgufFile::Open(kVocabDir + kBertBge);
-  EXPECT_TRUE(file.ok()) << file.status();
-  if (!file.ok()) return nullptr;
-  auto tokenizer = Tokenizer::FromGguf(**file);
-  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
-  return tokenizer.ok() ? std::move(*tokenizer) : nullptr;
-}
+std::unique_ptr<Tokenizer> LoadBge() { return testing::LoadTokenizer(kBertBge); }
 
-std::string Ids(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += std::to_string(id) + " ";
-  return s;
-}
+using testing::Ids;
 
 TEST(WpmTokenizerTest, MatchesLlamaCppVectors) {
   auto tokenizer = LoadBge();
