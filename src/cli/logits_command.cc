@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 
 namespace swiftlet::cli {

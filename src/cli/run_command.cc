@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "core/str_cat.h"
 #include "engine/sampling.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 #include "text/chat_template.h"
 #include "text/detokenizer.h"

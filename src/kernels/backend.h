@@ -28,12 +28,24 @@ struct WeightView {
 };
 
 // The keys and values of one sequence in one layer, as the cache stores
-// them: rows 0..length-1 of kv_dim elements of `type` (F32 or F16).
+// them: rows of kv_dim elements of `type` (F32 or F16) for positions
+// 0..length-1, held in blocks of block_rows positions (a paged cache's
+// blocks; a contiguous cache is one block). Position j is row
+// j % block_rows of block j / block_rows.
 struct KvRows {
-  const uint8_t* k = nullptr;
-  const uint8_t* v = nullptr;
+  const uint8_t* const* k_blocks = nullptr;
+  const uint8_t* const* v_blocks = nullptr;
+  int64_t block_rows = 0;
   size_t row_bytes = 0;
   TensorType type = TensorType::kF32;
+
+  const uint8_t* K(int64_t j) const { return At(k_blocks, j); }
+  const uint8_t* V(int64_t j) const { return At(v_blocks, j); }
+
+ private:
+  const uint8_t* At(const uint8_t* const* blocks, int64_t j) const {
+    return blocks[j / block_rows] + static_cast<size_t>(j % block_rows) * row_bytes;
+  }
 };
 
 struct AttentionShape {

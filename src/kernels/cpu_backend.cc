@@ -104,7 +104,7 @@ class CpuBackend final : public Backend {
         const int64_t kvh = h / group;
         float max = -INFINITY;
         for (int64_t j = 0; j < n_ctx; ++j) {
-          LoadHead(kv[t].k, kv[t], j, kvh, dim, kbuf_.data());
+          LoadHead(kv[t].K(j), kv[t].type, kvh, dim, kbuf_.data());
           float dot = 0;
           for (int64_t i = 0; i < dim; ++i) dot += qh[i] * kbuf_[i];
           scores_[j] = dot * s.scale;
@@ -118,7 +118,7 @@ class CpuBackend final : public Backend {
         float* oh = out + (t * s.n_head + h) * dim;
         for (int64_t i = 0; i < dim; ++i) oh[i] = 0;
         for (int64_t j = 0; j < n_ctx; ++j) {
-          LoadHead(kv[t].v, kv[t], j, kvh, dim, kbuf_.data());
+          LoadHead(kv[t].V(j), kv[t].type, kvh, dim, kbuf_.data());
           const float p = scores_[j] / sum;
           for (int64_t i = 0; i < dim; ++i) oh[i] += p * kbuf_[i];
         }
@@ -144,10 +144,8 @@ class CpuBackend final : public Backend {
 
  private:
   // Head `kvh` of cached row j, converted to float.
-  static void LoadHead(const uint8_t* base, const KvRows& kv, int64_t j, int64_t kvh, int64_t dim,
-                       float* out) {
-    const uint8_t* row = base + static_cast<size_t>(j) * kv.row_bytes;
-    if (kv.type == TensorType::kF16) {
+  static void LoadHead(const uint8_t* row, TensorType type, int64_t kvh, int64_t dim, float* out) {
+    if (type == TensorType::kF16) {
       const auto* h = reinterpret_cast<const uint16_t*>(row) + kvh * dim;
       for (int64_t i = 0; i < dim; ++i) out[i] = Fp16ToFp32(h[i]);
     } else {

@@ -30,6 +30,12 @@ absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_
                                                " bytes, over the limit of ", max_bytes));
   }
   cache.data_.assign(total, 0);
+  for (int64_t l = 0; l < shape.n_layer; ++l) {
+    for (int64_t s = 0; s < shape.n_slots; ++s) {
+      cache.k_starts_.push_back(cache.Row(l, s, 0, false));
+      cache.v_starts_.push_back(cache.Row(l, s, 0, true));
+    }
+  }
   return cache;
 }
 
@@ -42,7 +48,18 @@ uint8_t* KvCache::Row(int64_t layer, int64_t slot, int64_t pos, bool value) {
   return data_.data() + index * row_bytes_;
 }
 
-void KvCache::Store(int64_t layer, int64_t slot, int64_t pos, const float* k, const float* v) {
+absl::Status KvCache::CheckWritable(int32_t slot, int64_t pos) const {
+  if (slot < 0 || slot >= shape_.n_slots) {
+    return absl::InvalidArgumentError(StrCat("KV slot ", slot, " does not exist"));
+  }
+  if (pos < 0 || pos >= shape_.n_ctx) {
+    return absl::InvalidArgumentError(
+        StrCat("position ", pos, " is outside the context (", shape_.n_ctx, ")"));
+  }
+  return absl::OkStatus();
+}
+
+void KvCache::Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) {
   uint8_t* krow = Row(layer, slot, pos, false);
   uint8_t* vrow = Row(layer, slot, pos, true);
   if (shape_.type == TensorType::kF32) {
@@ -58,10 +75,10 @@ void KvCache::Store(int64_t layer, int64_t slot, int64_t pos, const float* k, co
   }
 }
 
-KvRows KvCache::Rows(int64_t layer, int64_t slot) const {
-  auto* self = const_cast<KvCache*>(this);
-  return KvRows{self->Row(layer, slot, 0, false), self->Row(layer, slot, 0, true), row_bytes_,
-                shape_.type};
+KvRows KvCache::Rows(int64_t layer, int32_t slot) const {
+  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer && slot >= 0 && slot < shape_.n_slots);
+  const size_t i = static_cast<size_t>(layer * shape_.n_slots + slot);
+  return KvRows{&k_starts_[i], &v_starts_[i], shape_.n_ctx, row_bytes_, shape_.type};
 }
 
 }  // namespace swiftlet

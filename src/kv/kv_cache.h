@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "core/tensor_type.h"
 #include "kernels/backend.h"
+#include "kv/kv_store.h"
 
 namespace swiftlet {
 
@@ -25,7 +26,7 @@ struct KvCacheShape {
   TensorType type = TensorType::kF16;
 };
 
-class KvCache {
+class KvCache final : public KvStore {
  public:
   // Allocates the whole cache up front; fails on an unsupported type or a
   // size over `max_bytes`.
@@ -34,12 +35,10 @@ class KvCache {
   const KvCacheShape& shape() const { return shape_; }
   uint64_t bytes() const { return data_.size(); }
 
-  // Stores key and value rows (kv_dim floats each, converted to the cache
-  // type) at position `pos` of `slot` in `layer`.
-  void Store(int64_t layer, int64_t slot, int64_t pos, const float* k, const float* v);
-
-  // The rows of `slot` in `layer`, for attention.
-  KvRows Rows(int64_t layer, int64_t slot) const;
+  // KvStore, with sequence ids = slots 0..n_slots-1.
+  absl::Status CheckWritable(int32_t slot, int64_t pos) const override;
+  void Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) override;
+  KvRows Rows(int64_t layer, int32_t slot) const override;
 
  private:
   KvCache() = default;
@@ -48,6 +47,8 @@ class KvCache {
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
   std::vector<uint8_t> data_;
+  // One block per (layer, slot): the start of its K run and of its V run.
+  std::vector<const uint8_t*> k_starts_, v_starts_;
 };
 
 }  // namespace swiftlet

@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   return m;
 }
 
-absl::Status Model::Forward(const Batch& batch, KvCache& cache, Backend& be, ForwardContext& ctx,
+absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, ForwardContext& ctx,
                             ForwardOutput& out) const {
   const ModelConfig& c = config_;
   const int64_t n = batch.size();
@@ -166,13 +166,7 @@ absl::Status Model::Forward(const Batch& batch, KvCache& cache, Backend& be, For
       return absl::InvalidArgumentError(StrCat("token id ", batch.tokens[t],
                                                " is outside the vocabulary (", c.n_vocab, ")"));
     }
-    if (batch.positions[t] < 0 || batch.positions[t] >= cache.shape().n_ctx) {
-      return absl::InvalidArgumentError(StrCat("position ", batch.positions[t],
-                                               " is outside the context (", cache.shape().n_ctx, ")"));
-    }
-    if (batch.slots[t] < 0 || batch.slots[t] >= cache.shape().n_slots) {
-      return absl::InvalidArgumentError(StrCat("KV slot ", batch.slots[t], " does not exist"));
-    }
+    SWIFTLET_RETURN_IF_ERROR(cache.CheckWritable(batch.slots[t], batch.positions[t]));
   }
   for (int32_t r : batch.output_rows) {
     if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");

@@ -11,7 +11,7 @@
 #include "core/status.h"
 #include "gguf/gguf_file.h"
 #include "kernels/backend.h"
-#include "kv/kv_cache.h"
+#include "kv/kv_store.h"
 #include "model/batch.h"
 #include "model/model_config.h"
 
@@ -58,11 +58,11 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
 
-  // Runs `batch`: writes each token's K/V into `cache` at its slot and
+  // Runs `batch`: writes each token's K/V into `cache` for its sequence (slot) at its
   // position, then fills `out` for the batch's output rows. Tokens of one
   // sequence must come in position order, and every earlier position of the
   // sequence must already be in the cache or earlier in this batch.
-  absl::Status Forward(const Batch& batch, KvCache& cache, Backend& backend, ForwardContext& ctx,
+  absl::Status Forward(const Batch& batch, KvStore& cache, Backend& backend, ForwardContext& ctx,
                        ForwardOutput& out) const;
 
  private:

@@ -116,7 +116,22 @@ TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
       vb.assign(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
     }
     const size_t row_bytes = n_kv * dim * (type == TensorType::kF16 ? 2 : 4);
-    KvRows rows{kb.data(), vb.data(), row_bytes, type};
+    // Blocks of 2 positions stored in reverse order, as a paged cache might
+    // hold them: attention must follow the block table, not assume one run.
+    constexpr int64_t kBlockRows = 2;
+    const int64_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
+    const size_t block_bytes = kBlockRows * row_bytes;
+    std::vector<uint8_t> kpaged(n_blocks * block_bytes), vpaged(n_blocks * block_bytes);
+    std::vector<const uint8_t*> kptr(n_blocks), vptr(n_blocks);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const size_t src = b * block_bytes, dst = (n_blocks - 1 - b) * block_bytes;
+      const size_t len = std::min(block_bytes, kb.size() - src);
+      std::copy_n(kb.data() + src, len, kpaged.data() + dst);
+      std::copy_n(vb.data() + src, len, vpaged.data() + dst);
+      kptr[b] = kpaged.data() + dst;
+      vptr[b] = vpaged.data() + dst;
+    }
+    const KvRows rows{kptr.data(), vptr.data(), kBlockRows, row_bytes, type};
     const KvRows kv[2] = {rows, rows};
     const int32_t pos[2] = {2, 4};
     std::vector<float> out(2 * n_head * dim);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kv/kv_cache.h"
 #include "model/model.h"
 #include "model/random_model.h"
 
