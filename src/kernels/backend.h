@@ -17,13 +17,20 @@ namespace swiftlet {
 
 enum class Device { kCpu };
 
-// A 2-D weight in place (mmapped): n_out rows of n_in elements of `type`.
+// How a weight's bytes are arranged. kRows: n_out rows of row_bytes each,
+// as in the GGUF file. kRows16: repacked at load for a kernel that computes
+// 16 output rows per instruction (kernels/packed_weights.h).
+enum class WeightLayout { kRows, kRows16 };
+
+// A 2-D weight: n_out rows of n_in elements of `type`, in place (mmapped)
+// or repacked once at load.
 struct WeightView {
   TensorType type = TensorType::kF32;
   int64_t n_in = 0;
   int64_t n_out = 0;
   const uint8_t* data = nullptr;
-  size_t row_bytes = 0;
+  size_t row_bytes = 0;  // Bytes of one row in the file's layout.
+  WeightLayout layout = WeightLayout::kRows;
   Device device = Device::kCpu;
 };
 

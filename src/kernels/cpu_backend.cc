@@ -10,6 +10,7 @@
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "kernels/vec_dot.h"
 
@@ -37,6 +38,10 @@ class CpuBackend final : public Backend {
     for (int64_t t = 0; t < n_rows; ++t) {
       QuantizeRow(act_type, x + t * w.n_in, act_.data() + t * act_row_bytes, w.n_in);
     }
+    if (w.layout == WeightLayout::kRows16) {
+      PackedMatMulRows(w, n_rows, y);
+      return;
+    }
     const uint8_t* act = act_.data();
     auto rows = [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
@@ -53,6 +58,33 @@ class CpuBackend final : public Backend {
     const int64_t tasks = (w.n_out + kRowsPerTask - 1) / kRowsPerTask;
     pool_.Run(tasks, [&](int64_t task) {
       rows(task * kRowsPerTask, std::min(w.n_out, (task + 1) * kRowsPerTask));
+    });
+  }
+
+  // The packed kernels take the Q8_0 activations plus each block's float
+  // scale and code sum; tasks are whole 16-row groups.
+  void PackedMatMulRows(const WeightView& w, int64_t n_rows, float* y) {
+    const int64_t nb = w.n_in / kQK;
+    act_scales_.resize(static_cast<size_t>(n_rows * nb));
+    act_sums_.resize(static_cast<size_t>(n_rows * nb));
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(act_.data());
+    for (int64_t i = 0; i < n_rows * nb; ++i) {
+      act_scales_[i] = Fp16ToFp32(blocks[i].d);
+      int32_t sum = 0;
+      for (int8_t q : blocks[i].qs) sum += q;
+      act_sums_[i] = sum;
+    }
+    const PackedActivations act{blocks, act_scales_.data(), act_sums_.data(), n_rows, nb};
+    const int64_t groups = w.n_out / kPackRows;
+    if (w.n_in * w.n_out * n_rows < kParallelWork) {
+      PackedMatMul(w, act, 0, groups, y, w.n_out);
+      return;
+    }
+    constexpr int64_t kGroupsPerTask = kRowsPerTask / kPackRows;
+    const int64_t tasks = (groups + kGroupsPerTask - 1) / kGroupsPerTask;
+    pool_.Run(tasks, [&](int64_t task) {
+      PackedMatMul(w, act, task * kGroupsPerTask, std::min(groups, (task + 1) * kGroupsPerTask), y,
+                   w.n_out);
     });
   }
 
@@ -156,6 +188,8 @@ class CpuBackend final : public Backend {
 
   ComputePool pool_;
   std::vector<uint8_t> act_;
+  std::vector<float> act_scales_;
+  std::vector<int32_t> act_sums_;
   std::vector<float> scores_;
   std::vector<float> kbuf_;
 };

@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "core/str_cat.h"
+#include "core/thread_pool.h"
 #include "kernels/dequantize.h"
+#include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
 #include "model/tensor_layout.h"
 
@@ -149,7 +151,25 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
   SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
   SWIFTLET_ASSIGN_OR_RETURN(m->weights_, BindWeights(*m->file_, m->config_));
+  m->PackMatrices();
   return m;
+}
+
+void Model::PackMatrices() {
+  const KernelIsa isa = ChosenKernelIsa();
+  const int threads = PhysicalCores();
+  auto pack = [&](WeightView& w) {
+    std::unique_ptr<PackedWeight> p = PackWeight(w, isa, threads);
+    if (p == nullptr) return;
+    w = p->view();
+    packed_.push_back(std::move(p));
+  };
+  for (LayerWeights& l : weights_.layers) {
+    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*w);
+  }
+  // The embedding table keeps the file's rows for GetRows; a tied head gets
+  // a packed copy of its own.
+  pack(weights_.output);
 }
 
 absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, ForwardContext& ctx,

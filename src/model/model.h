@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "gguf/gguf_file.h"
 #include "kernels/backend.h"
+#include "kernels/packed_weights.h"
 #include "kv/kv_store.h"
 #include "model/batch.h"
 #include "model/model_config.h"
@@ -67,10 +68,14 @@ class Model {
 
  private:
   Model() = default;
+  // Repacks every matrix whose type has a faster layout on this CPU
+  // (kernels/packed_weights.h); the views then point at the packed copies.
+  void PackMatrices();
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
   ModelWeights weights_;
+  std::vector<std::unique_ptr<PackedWeight>> packed_;
 };
 
 }  // namespace swiftlet

@@ -1,0 +1,117 @@
+#include "kernels/packed_weights.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/check.h"
+#include "core/parallel_for.h"
+#include "kernels/packed_matmul_variants.h"
+
+namespace swiftlet {
+namespace {
+
+PackedKernelFn KernelFor(KernelIsa isa, TensorType type) {
+  return isa == KernelIsa::kAvx512Vnni ? PackedKernelAvx512Vnni(type) : nullptr;
+}
+
+// One block of 16 rows: scales, then each row's codes in the interleaved
+// order of the header.
+void PackBlockQ8_0(const BlockQ8_0* const* rows, uint8_t* q, uint16_t* d) {
+  for (int r = 0; r < kPackRows; ++r) {
+    d[r] = rows[r]->d;
+    for (int e = 0; e < kQK; ++e) {
+      q[((e / 4) * kPackRows + r) * 4 + e % 4] = static_cast<uint8_t>(rows[r]->qs[e] + 128);
+    }
+  }
+}
+
+void PackBlockQ4_0(const BlockQ4_0* const* rows, uint8_t* q, uint16_t* d) {
+  for (int r = 0; r < kPackRows; ++r) {
+    d[r] = rows[r]->d;
+    // Element e of a Q4_0 block: low nibble of qs[e] for e < 16, else the
+    // high nibble of qs[e - 16].
+    auto code = [&](int e) {
+      return e < kQK / 2 ? rows[r]->qs[e] & 0xF : rows[r]->qs[e - kQK / 2] >> 4;
+    };
+    for (int g = 0; g < kQK / 8; ++g) {
+      for (int i = 0; i < 4; ++i) {
+        q[(g * kPackRows + r) * 4 + i] = static_cast<uint8_t>(code(8 * g + i) | code(8 * g + 4 + i) << 4);
+      }
+    }
+  }
+}
+
+size_t GroupBytes(TensorType type, int64_t n_in) {
+  return static_cast<size_t>(n_in / kQK) * (PackedCodeBytes(type) + kPackedScaleBytes);
+}
+
+template <typename Block, void (*kPackBlock)(const Block* const*, uint8_t*, uint16_t*)>
+void PackGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* out) {
+  const int64_t nb = w.n_in / kQK;
+  const size_t code_bytes = PackedCodeBytes(w.type);
+  const size_t group_bytes = GroupBytes(w.type, w.n_in);
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    uint8_t* codes = out + g * group_bytes;
+    auto* scales = reinterpret_cast<uint16_t*>(codes + nb * code_bytes);
+    const Block* rows[kPackRows];
+    for (int r = 0; r < kPackRows; ++r) {
+      rows[r] = reinterpret_cast<const Block*>(w.data + (g * kPackRows + r) * w.row_bytes);
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+      kPackBlock(rows, codes + b * code_bytes, scales + b * kPackRows);
+      for (const Block*& row : rows) ++row;
+    }
+  }
+}
+
+}  // namespace
+
+size_t PackedCodeBytes(TensorType type) {
+  switch (type) {
+    case TensorType::kQ8_0: return kPackRows * kQK;
+    case TensorType::kQ4_0: return kPackRows * kQK / 2;
+    default: return 0;
+  }
+}
+
+void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
+
+std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads) {
+  if (w.layout != WeightLayout::kRows || KernelFor(isa, w.type) == nullptr ||
+      w.n_out % kPackRows != 0 || w.n_in % kQK != 0 || w.n_out <= 0) {
+    return nullptr;
+  }
+  const int64_t groups = w.n_out / kPackRows;
+  const size_t bytes = static_cast<size_t>(groups) * GroupBytes(w.type, w.n_in);
+  // 64-byte aligned, so every 16-row vector load stays within a cache line.
+  const size_t alloc = (bytes + 63) / 64 * 64;
+  auto* data = static_cast<uint8_t*>(std::aligned_alloc(64, alloc));
+  SWIFTLET_CHECK(data != nullptr);
+  ParallelFor(groups, threads, [&](int64_t begin, int64_t end) {
+    if (w.type == TensorType::kQ8_0) {
+      PackGroups<BlockQ8_0, PackBlockQ8_0>(w, begin, end, data);
+    } else {
+      PackGroups<BlockQ4_0, PackBlockQ4_0>(w, begin, end, data);
+    }
+  });
+  auto packed = std::unique_ptr<PackedWeight>(new PackedWeight());
+  packed->data_.reset(data);
+  packed->bytes_ = bytes;
+  packed->view_ = w;
+  packed->view_.data = data;
+  packed->view_.layout = WeightLayout::kRows16;
+  return packed;
+}
+
+void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t group_begin,
+                  int64_t group_end, float* y, int64_t y_stride) {
+  SWIFTLET_CHECK(w.layout == WeightLayout::kRows16);
+  // Packing happened only where the kernel exists for the chosen ISA.
+  const PackedKernelFn fn = KernelFor(ChosenKernelIsa(), w.type);
+  SWIFTLET_CHECK(fn != nullptr);
+  const size_t group_bytes = GroupBytes(w.type, w.n_in);
+  fn(w.data + static_cast<size_t>(group_begin) * group_bytes, group_end - group_begin, group_bytes,
+     act, y + group_begin * kPackRows, y_stride);
+}
+
+}  // namespace swiftlet

@@ -1,0 +1,77 @@
+// Weights repacked once at load so a SIMD kernel computes 16 output rows at
+// once without a horizontal sum per block (WeightLayout::kRows16).
+//
+// The file's row-major blocks make a dot product reduce 32 lanes to one
+// number per block, which costs more than the multiply-adds themselves. In
+// kRows16 the rows are taken 16 at a time and interleaved 4 bytes at a time,
+// so one VPDPBUSD multiplies 4 elements of 16 rows by the same 4 activation
+// bytes and each int32 lane accumulates one row's block sum. The per-block
+// float arithmetic is then the scalar specification's (vec_dot.cc), lane by
+// lane, so results stay bit-identical to VecDotScalar.
+//
+// Layout: groups of 16 rows one after another, each group_bytes =
+// (n_in / 32) * (PackedCodeBytes + 32) long. A group holds first the codes of its
+// blocks in block order, then their scales (uint16 d[16] per block, row r's
+// at index r), so the code loads stay 64-byte aligned:
+//   Q8_0, 512 code bytes per block: q[8][16][4], q[g][r][i] = row r's
+//     element 4g+i plus 128 (stored unsigned)
+//   Q4_0, 256 code bytes per block: q[4][16][4], low nibble of q[g][r][i] =
+//     row r's element 8g+i, high nibble element 8g+4+i (the stored 0..15
+//     codes; the -8 is applied to the block sum)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/tensor_type.h"
+#include "kernels/backend.h"
+#include "kernels/cpu_features.h"
+#include "kernels/quant_blocks.h"
+
+namespace swiftlet {
+
+inline constexpr int64_t kPackRows = 16;
+
+// Code bytes one 16-row group spends on one block (its scales add 32), or 0
+// if `type` has no packed layout.
+size_t PackedCodeBytes(TensorType type);
+inline constexpr size_t kPackedScaleBytes = kPackRows * sizeof(uint16_t);
+
+// Owns a repacked weight; view() describes it (layout kRows16).
+class PackedWeight {
+ public:
+  const WeightView& view() const { return view_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  friend std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  size_t bytes_ = 0;
+  WeightView view_;
+};
+
+// Repacks `w` (layout kRows) when `isa` has a packed kernel for its type and
+// its rows come in whole groups of 16; null otherwise (keep the file's
+// layout). `threads` share the copying.
+std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
+
+// Activation rows prepared for the packed kernels: the Q8_0 blocks MatMul
+// quantizes anyway, plus each block's scale as a float and the sum of its
+// quants (for the offsets the packed codes carry).
+struct PackedActivations {
+  const BlockQ8_0* blocks = nullptr;  // n_rows rows of n_blocks blocks
+  const float* scales = nullptr;      // [n_rows][n_blocks]
+  const int32_t* sums = nullptr;      // [n_rows][n_blocks]
+  int64_t n_rows = 0;
+  int64_t n_blocks = 0;
+};
+
+// y[t * y_stride + o] for every activation row t and output rows
+// o in [16 * group_begin, 16 * group_end) of a kRows16 weight.
+void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t group_begin,
+                  int64_t group_end, float* y, int64_t y_stride);
+
+}  // namespace swiftlet
