@@ -106,17 +106,18 @@ void BM_PackedMatMul(benchmark::State& state, TensorType type, int rows) {
   std::mt19937 rng(2);
   std::normal_distribution<float> d(0, 1);
   for (float& v : x) v = d(rng);
-  std::vector<uint8_t> act(kIn / 32 * sizeof(BlockQ8_0) * rows);
-  for (int r = 0; r < rows; ++r) {
-    QuantizeRowQ8_0(x.data() + r * kIn, reinterpret_cast<BlockQ8_0*>(act.data()) + r * (kIn / 32), kIn);
-  }
+  const TensorType at = ActivationTypeFor(type);
+  uint64_t arow = 0;
+  (void)RowBytes(at, kIn, &arow);
+  std::vector<uint8_t> act(arow * rows);
+  for (int r = 0; r < rows; ++r) QuantizeRow(at, x.data() + r * kIn, act.data() + r * arow, kIn);
   auto backend = MakeCpuBackend(1);
   std::vector<float> y(kOut * rows);
   backend->MatMul(packed->view(), x.data(), rows, y.data());
   for (int r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < kOut; o += 97) {
-      const float want = VecDotScalar(type, w.bytes.data() + o * w.row_bytes,
-                                      act.data() + r * (kIn / 32) * sizeof(BlockQ8_0), kIn);
+      const float want =
+          VecDotScalar(type, w.bytes.data() + o * w.row_bytes, act.data() + r * arow, kIn);
       if (std::memcmp(&want, &y[r * kOut + o], 4) != 0) {
         state.SkipWithError("packed kernel differs from the scalar specification");
         return;
@@ -135,7 +136,7 @@ void BM_PackedMatMul(benchmark::State& state, TensorType type, int rows) {
 }
 
 void Register() {
-  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0}) {
+  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K}) {
     for (int rows : {1, 8, 64}) {
       const std::string name = std::string(NameOf(t)) + "/v2-packed16/rows:" + std::to_string(rows);
       benchmark::RegisterBenchmark(name.c_str(), BM_PackedMatMul, t, rows)

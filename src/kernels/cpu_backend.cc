@@ -39,7 +39,7 @@ class CpuBackend final : public Backend {
       QuantizeRow(act_type, x + t * w.n_in, act_.data() + t * act_row_bytes, w.n_in);
     }
     if (w.layout == WeightLayout::kRows16) {
-      PackedMatMulRows(w, n_rows, y);
+      PackedMatMulRows(w, n_rows, act_row_bytes, y);
       return;
     }
     const uint8_t* act = act_.data();
@@ -63,18 +63,17 @@ class CpuBackend final : public Backend {
 
   // The packed kernels take the Q8_0 activations plus each block's float
   // scale and code sum; tasks are whole 16-row groups.
-  void PackedMatMulRows(const WeightView& w, int64_t n_rows, float* y) {
-    const int64_t nb = w.n_in / kQK;
+  void PackedMatMulRows(const WeightView& w, int64_t n_rows, size_t act_row_bytes, float* y) {
+    const TensorType act_type = ActivationTypeFor(w.type);
+    const int64_t nb = w.n_in / BlockElems(act_type);
+    const int sums_per_block = static_cast<int>(BlockElems(act_type) / kQK);
     act_scales_.resize(static_cast<size_t>(n_rows * nb));
-    act_sums_.resize(static_cast<size_t>(n_rows * nb));
-    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(act_.data());
-    for (int64_t i = 0; i < n_rows * nb; ++i) {
-      act_scales_[i] = Fp16ToFp32(blocks[i].d);
-      int32_t sum = 0;
-      for (int8_t q : blocks[i].qs) sum += q;
-      act_sums_[i] = sum;
-    }
-    const PackedActivations act{blocks, act_scales_.data(), act_sums_.data(), n_rows, nb};
+    act_sums_.resize(static_cast<size_t>(n_rows * nb * sums_per_block));
+    PrepareActivationSums(act_type, act_.data(), n_rows, w.n_in, act_scales_.data(), act_sums_.data());
+    const PackedActivations act{act_.data(),        act_row_bytes,
+                                act_scales_.data(), act_sums_.data(),
+                                n_rows,             nb,
+                                sums_per_block};
     const int64_t groups = w.n_out / kPackRows;
     if (w.n_in * w.n_out * n_rows < kParallelWork) {
       PackedMatMul(w, act, 0, groups, y, w.n_out);

@@ -4,23 +4,26 @@
 //
 // A tile is kGroups 16-row groups x kActs activation rows. For each block,
 // every int32 lane gathers one (row, activation) block sum exactly, the
-// block offset folded in as the accumulator's starting value; then the
-// scalar specification's float steps run lane-wise:
-//   sum += float(s) * (d_w * d_a).
-// Each lane's arithmetic depends only on its own row and activation, so a
-// row's result is the same whatever tile, batch or thread computes it.
+// codes' offset folded in as the accumulator's starting value; then the
+// scalar specification's float steps (vec_dot.cc) run lane-wise. Each
+// lane's arithmetic depends only on its own row and activation, so a row's
+// result is the same whatever tile, batch or thread computes it.
+
 // GCC 12 reports _mm512_undefined_ps() inside its own conversion intrinsics
 // as maybe-uninitialized (a known false positive of its headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// Every loop over tile rows, groups and block lanes carries
-// "#pragma GCC unroll": unrolled, the accumulators stay in registers;
-// rolled, GCC keeps the arrays on the stack and reloads them per VPDPBUSD.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/packed_matmul_variants.h"
+
+// Every fixed-count loop over tile rows, groups and code vectors is fully
+// unrolled: rolled, GCC keeps the accumulator arrays on the stack and
+// reloads them around each VPDPBUSD (measured: half the speed).
+#define SWIFTLET_UNROLL _Pragma("GCC unroll 32")
 
 namespace swiftlet {
 namespace {
@@ -31,170 +34,257 @@ inline __m512i Broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// The weight-side work of one block for one tile: fills the int32 sums.
-// Q8_0: codes are w + 128, so Σ code*a = Σ w*a + 128 Σ a.
-template <int kGroups, int kActs>
-inline void BlockSumsQ8_0(const uint8_t* const* q, const BlockQ8_0* const* a,
-                          const int32_t* const* sums, int64_t b, __m512i (&acc)[kActs][kGroups]) {
-  #pragma GCC unroll 16
-  for (int t = 0; t < kActs; ++t) {
-    const __m512i start = _mm512_set1_epi32(-128 * sums[t][b]);
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) acc[t][g] = start;
-  }
-  #pragma GCC unroll 16
-  for (int k = 0; k < kQK / 4; ++k) {
-    __m512i w[kGroups];
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) w[g] = _mm512_loadu_si512(q[g] + 64 * k);
-    #pragma GCC unroll 16
-    for (int t = 0; t < kActs; ++t) {
-      const __m512i x = Broadcast4(a[t][b].qs + 4 * k);
-      #pragma GCC unroll 16
-      for (int g = 0; g < kGroups; ++g) acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], w[g], x);
-    }
-  }
+inline __m512 HalfLanes(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// Q4_0: codes are w + 8 in nibbles, so Σ code*a = Σ w*a + 8 Σ a.
-template <int kGroups, int kActs>
-inline void BlockSumsQ4_0(const uint8_t* const* q, const BlockQ8_0* const* a,
-                          const int32_t* const* sums, int64_t b, __m512i (&acc)[kActs][kGroups]) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  #pragma GCC unroll 16
-  for (int t = 0; t < kActs; ++t) {
-    const __m512i start = _mm512_set1_epi32(-8 * sums[t][b]);
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) acc[t][g] = start;
-  }
-  #pragma GCC unroll 16
-  for (int k = 0; k < kQK / 8; ++k) {
-    __m512i lo[kGroups], hi[kGroups];
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {
-      const __m512i v = _mm512_loadu_si512(q[g] + 64 * k);
-      lo[g] = _mm512_and_si512(v, low);
-      hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
-    }
-    #pragma GCC unroll 16
+// The tile's view of its activation rows.
+template <int kActs>
+struct ActRows {
+  const int8_t* q[kActs];     // quants of block 0
+  const float* d[kActs];      // per-block scales
+  const int32_t* sum[kActs];  // per-32 sums
+  ActRows(const PackedActivations& act, int64_t t0, size_t block_bytes, size_t qs_offset) {
+    SWIFTLET_UNROLL
     for (int t = 0; t < kActs; ++t) {
-      const __m512i xl = Broadcast4(a[t][b].qs + 8 * k);
-      const __m512i xh = Broadcast4(a[t][b].qs + 8 * k + 4);
-      #pragma GCC unroll 16
+      q[t] = reinterpret_cast<const int8_t*>(act.rows + (t0 + t) * act.row_bytes + qs_offset);
+      d[t] = act.scales + (t0 + t) * act.n_blocks;
+      sum[t] = act.sums + (t0 + t) * act.n_blocks * act.sums_per_block;
+    }
+    block_bytes_ = block_bytes;
+  }
+  const int8_t* Q(int t, int64_t b) const { return q[t] + b * static_cast<int64_t>(block_bytes_); }
+  size_t block_bytes_;
+};
+
+template <int kActs, int kGroups>
+struct Totals {
+  __m512 v[kActs][kGroups];
+  // Continues the running sums kept in y when b0 > 0: the same additions in
+  // the same order as one pass over all blocks.
+  void Load(bool fresh, const float* y, int64_t y_stride) {
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      SWIFTLET_UNROLL
       for (int g = 0; g < kGroups; ++g) {
-        acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], lo[g], xl);
-        acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], hi[g], xh);
+        v[t][g] = fresh ? _mm512_setzero_ps() : _mm512_loadu_ps(y + t * y_stride + 16 * g);
       }
     }
   }
-}
-
-enum class Codes { kQ8_0, kQ4_0 };
-
-// Blocks [b0, b1) of the tile, continuing the running sums kept in y when
-// b0 > 0 (the same additions in the same order as one pass over all blocks).
-template <Codes kCodes, int kGroups, int kActs>
-void Tile(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-          int64_t b0, int64_t b1, float* y, int64_t y_stride) {
-  constexpr size_t kCodeBytes = kCodes == Codes::kQ8_0 ? 16 * kQK : 8 * kQK;
-  const int64_t nb = act.n_blocks;
-  const BlockQ8_0* a[kActs];
-  const int32_t* sums[kActs];
-  const float* da[kActs];
-  #pragma GCC unroll 16
-  for (int t = 0; t < kActs; ++t) {
-    a[t] = act.blocks + (t0 + t) * nb;
-    sums[t] = act.sums + (t0 + t) * nb;
-    da[t] = act.scales + (t0 + t) * nb;
-  }
-  __m512 total[kActs][kGroups];
-  #pragma GCC unroll 16
-  for (int t = 0; t < kActs; ++t) {
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {
-      total[t][g] = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (t0 + t) * y_stride + 16 * g);
+  void Store(float* y, int64_t y_stride) const {
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(y + t * y_stride + 16 * g, v[t][g]);
     }
   }
-  #pragma GCC unroll 16
+};
+
+// Q8_0 and Q4_0: sum += float(s) * (d_w * d_a) per 32-element block.
+// Q8_0 codes are w + 128, so Σ code*a = Σ w*a + 128 Σ a; Q4_0 codes are
+// w + 8 in nibbles, Σ code*a = Σ w*a + 8 Σ a.
+template <bool kNibbles, int kGroups, int kActs>
+void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
+            int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+  constexpr size_t kCodeBytes = kNibbles ? 8 * kQK : 16 * kQK;
+  constexpr int kOffset = kNibbles ? 8 : 128;
+  const int64_t nb = act.n_blocks;
+  const ActRows<kActs> a(act, t0, sizeof(BlockQ8_0), offsetof(BlockQ8_0, qs));
+  Totals<kActs, kGroups> total;
+  total.Load(b0 == 0, y + t0 * y_stride, y_stride);
+  const __m512i low = _mm512_set1_epi8(0x0F);
   for (int64_t b = b0; b < b1; ++b) {
     const uint8_t* q[kGroups];
-    const uint8_t* d[kGroups];
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {
-      q[g] = groups + g * group_bytes + b * kCodeBytes;
-      d[g] = groups + g * group_bytes + nb * kCodeBytes + b * kPackedScaleBytes;
-    }
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) q[g] = groups + g * group_bytes + b * kCodeBytes;
     __m512i acc[kActs][kGroups];
-    if constexpr (kCodes == Codes::kQ8_0) {
-      BlockSumsQ8_0<kGroups, kActs>(q, a, sums, b, acc);
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      const __m512i start = _mm512_set1_epi32(-kOffset * a.sum[t][b]);
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) acc[t][g] = start;
+    }
+    if constexpr (kNibbles) {
+      SWIFTLET_UNROLL
+      for (int k = 0; k < kQK / 8; ++k) {
+        __m512i lo[kGroups], hi[kGroups];
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) {
+          const __m512i v = _mm512_loadu_si512(q[g] + 64 * k);
+          lo[g] = _mm512_and_si512(v, low);
+          hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        }
+        SWIFTLET_UNROLL
+        for (int t = 0; t < kActs; ++t) {
+          const __m512i xl = Broadcast4(a.Q(t, b) + 8 * k);
+          const __m512i xh = Broadcast4(a.Q(t, b) + 8 * k + 4);
+          SWIFTLET_UNROLL
+          for (int g = 0; g < kGroups; ++g) {
+            acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], lo[g], xl);
+            acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], hi[g], xh);
+          }
+        }
+      }
     } else {
-      BlockSumsQ4_0<kGroups, kActs>(q, a, sums, b, acc);
+      SWIFTLET_UNROLL
+      for (int k = 0; k < kQK / 4; ++k) {
+        __m512i w[kGroups];
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) w[g] = _mm512_loadu_si512(q[g] + 64 * k);
+        SWIFTLET_UNROLL
+        for (int t = 0; t < kActs; ++t) {
+          const __m512i x = Broadcast4(a.Q(t, b) + 4 * k);
+          SWIFTLET_UNROLL
+          for (int g = 0; g < kGroups; ++g) acc[t][g] = _mm512_dpbusd_epi32(acc[t][g], w[g], x);
+        }
+      }
     }
     __m512 dw[kGroups];
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {
-      dw[g] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d[g])));
-    }
-    #pragma GCC unroll 16
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) dw[g] = HalfLanes(groups + g * group_bytes + nb * kCodeBytes + b * 32);
+    SWIFTLET_UNROLL
     for (int t = 0; t < kActs; ++t) {
-      const __m512 dat = _mm512_set1_ps(da[t][b]);
-      #pragma GCC unroll 16
+      const __m512 da = _mm512_set1_ps(a.d[t][b]);
+      SWIFTLET_UNROLL
       for (int g = 0; g < kGroups; ++g) {
-        const __m512 scale = _mm512_mul_ps(dw[g], dat);
-        total[t][g] = _mm512_add_ps(total[t][g], _mm512_mul_ps(_mm512_cvtepi32_ps(acc[t][g]), scale));
+        const __m512 scale = _mm512_mul_ps(dw[g], da);
+        total.v[t][g] = _mm512_add_ps(total.v[t][g], _mm512_mul_ps(_mm512_cvtepi32_ps(acc[t][g]), scale));
       }
     }
   }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kActs; ++t) {
-    #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {
-      _mm512_storeu_ps(y + (t0 + t) * y_stride + 16 * g, total[t][g]);
-    }
-  }
+  total.Store(y + t0 * y_stride, y_stride);
 }
 
-// Pairs of groups (each weight load feeds up to 8 VPDPBUSD) by up to four
-// activation rows; the rest in smaller tiles. The blocks are taken in
-// chunks that fit the L1 cache with room to spare, and every activation
-// row runs over a chunk before the next is loaded, so the weights come from
-// L1 rather than L2 for all but the first four rows.
-template <Codes kCodes, int kGroups>
+// Q4_K per 256-element block: sumi = Σ_j sc_j Σ q*a, summ = Σ_j m_j Σ a,
+// sum += d*float(sumi) - dmin*float(summ), d = d_w*d_a, dmin = dmin_w*d_a.
+template <int kGroups, int kActs>
+void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
+              int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+  constexpr size_t kCodeBytes = 8 * kQK_K;
+  constexpr size_t kScaleBytes = 16 * 8 + 16 * 8 + 2 * 32;
+  const int64_t nb = act.n_blocks;
+  const ActRows<kActs> a(act, t0, sizeof(BlockQ8_K), offsetof(BlockQ8_K, qs));
+  Totals<kActs, kGroups> total;
+  total.Load(b0 == 0, y + t0 * y_stride, y_stride);
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  for (int64_t b = b0; b < b1; ++b) {
+    const uint8_t* q[kGroups];
+    const uint8_t* sc[kGroups];
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      q[g] = groups + g * group_bytes + b * kCodeBytes;
+      sc[g] = groups + g * group_bytes + nb * kCodeBytes + b * kScaleBytes;
+    }
+    __m512i sumi[kActs][kGroups], summ[kActs][kGroups];
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) sumi[t][g] = summ[t][g] = _mm512_setzero_si512();
+    }
+    for (int j = 0; j < 8; ++j) {
+      __m512i s[kActs][kGroups];
+      SWIFTLET_UNROLL
+      for (int t = 0; t < kActs; ++t) {
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) s[t][g] = _mm512_setzero_si512();
+      }
+      SWIFTLET_UNROLL
+      for (int k = 0; k < 4; ++k) {
+        __m512i lo[kGroups], hi[kGroups];
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) {
+          const __m512i v = _mm512_loadu_si512(q[g] + 64 * (4 * j + k));
+          lo[g] = _mm512_and_si512(v, low);
+          hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        }
+        SWIFTLET_UNROLL
+        for (int t = 0; t < kActs; ++t) {
+          const int8_t* x = a.Q(t, b) + 32 * j + 8 * k;
+          const __m512i xl = Broadcast4(x), xh = Broadcast4(x + 4);
+          SWIFTLET_UNROLL
+          for (int g = 0; g < kGroups; ++g) {
+            s[t][g] = _mm512_dpbusd_epi32(s[t][g], lo[g], xl);
+            s[t][g] = _mm512_dpbusd_epi32(s[t][g], hi[g], xh);
+          }
+        }
+      }
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) {
+        const __m512i scale = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[g] + 16 * j)));
+        const __m512i min = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[g] + 128 + 16 * j)));
+        SWIFTLET_UNROLL
+        for (int t = 0; t < kActs; ++t) {
+          sumi[t][g] = _mm512_add_epi32(sumi[t][g], _mm512_mullo_epi32(scale, s[t][g]));
+          const __m512i asum = _mm512_set1_epi32(a.sum[t][b * 8 + j]);
+          summ[t][g] = _mm512_add_epi32(summ[t][g], _mm512_mullo_epi32(min, asum));
+        }
+      }
+    }
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      const __m512 dw = HalfLanes(sc[g] + 256), dminw = HalfLanes(sc[g] + 288);
+      SWIFTLET_UNROLL
+      for (int t = 0; t < kActs; ++t) {
+        const __m512 da = _mm512_set1_ps(a.d[t][b]);
+        const __m512 d = _mm512_mul_ps(dw, da), dmin = _mm512_mul_ps(dminw, da);
+        const __m512 part = _mm512_sub_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(sumi[t][g])),
+                                          _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(summ[t][g])));
+        total.v[t][g] = _mm512_add_ps(total.v[t][g], part);
+      }
+    }
+  }
+  total.Store(y + t0 * y_stride, y_stride);
+}
+
+using TileFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
+                       int64_t t0, int64_t b0, int64_t b1, float* y, int64_t y_stride);
+using RowsFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
+                       float* y, int64_t y_stride);
+
+// Up to four activation rows per tile (each weight load feeds up to 8
+// VPDPBUSD with two groups), the rest in smaller tiles. Blocks are taken
+// in chunks of about 16 KiB of weights, and every activation row runs over
+// a chunk before the next, so the weights come from L1 for all but the
+// first tile of rows.
+template <TileFn kTile4, TileFn kTile3, TileFn kTile2, TileFn kTile1, int64_t kChunkBlocks>
 void Rows(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
           int64_t y_stride) {
-  constexpr int64_t kChunkBlocks = 16;
-  #pragma GCC unroll 16
   for (int64_t b0 = 0; b0 < act.n_blocks; b0 += kChunkBlocks) {
     const int64_t b1 = std::min(act.n_blocks, b0 + kChunkBlocks);
     int64_t t = 0;
-    for (; t + 4 <= act.n_rows; t += 4) {
-      Tile<kCodes, kGroups, 4>(groups, group_bytes, act, t, b0, b1, y, y_stride);
-    }
+    for (; t + 4 <= act.n_rows; t += 4) kTile4(groups, group_bytes, act, t, b0, b1, y, y_stride);
     switch (act.n_rows - t) {
-      case 3: Tile<kCodes, kGroups, 3>(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
-      case 2: Tile<kCodes, kGroups, 2>(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
-      case 1: Tile<kCodes, kGroups, 1>(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
+      case 3: kTile3(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
+      case 2: kTile2(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
+      case 1: kTile1(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
       default: break;
     }
   }
 }
 
-template <Codes kCodes>
+template <bool kNibbles, int kGroups>
+constexpr RowsFn kRows32 = Rows<Tile32<kNibbles, kGroups, 4>, Tile32<kNibbles, kGroups, 3>,
+                                Tile32<kNibbles, kGroups, 2>, Tile32<kNibbles, kGroups, 1>, 16>;
+template <int kGroups>
+constexpr RowsFn kRowsQ4_K = Rows<TileQ4_K<kGroups, 4>, TileQ4_K<kGroups, 3>,
+                                  TileQ4_K<kGroups, 2>, TileQ4_K<kGroups, 1>, 2>;
+
+// Pairs of groups, then the odd one.
+template <RowsFn kRows2, RowsFn kRows1>
 void Kernel(const uint8_t* groups, int64_t n_groups, size_t group_bytes,
             const PackedActivations& act, float* y, int64_t y_stride) {
   int64_t g = 0;
-  for (; g + 2 <= n_groups; g += 2) {
-    Rows<kCodes, 2>(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
-  }
-  if (g < n_groups) Rows<kCodes, 1>(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
+  for (; g + 2 <= n_groups; g += 2) kRows2(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
+  if (g < n_groups) kRows1(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
 }
 
 }  // namespace
 
 PackedKernelFn PackedKernelAvx512Vnni(TensorType type) {
   switch (type) {
-    case TensorType::kQ8_0: return Kernel<Codes::kQ8_0>;
-    case TensorType::kQ4_0: return Kernel<Codes::kQ4_0>;
+    case TensorType::kQ8_0: return Kernel<kRows32<false, 2>, kRows32<false, 1>>;
+    case TensorType::kQ4_0: return Kernel<kRows32<true, 2>, kRows32<true, 1>>;
+    case TensorType::kQ4_K: return Kernel<kRowsQ4_K<2>, kRowsQ4_K<1>>;
     default: return nullptr;
   }
 }

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/parallel_for.h"
+#include "kernels/float16.h"
 #include "kernels/packed_matmul_variants.h"
 
 namespace swiftlet {
@@ -42,23 +43,53 @@ void PackBlockQ4_0(const BlockQ4_0* const* rows, uint8_t* q, uint16_t* d) {
 }
 
 size_t GroupBytes(TensorType type, int64_t n_in) {
-  return static_cast<size_t>(n_in / kQK) * (PackedCodeBytes(type) + kPackedScaleBytes);
+  return static_cast<size_t>(n_in / BlockElems(type)) *
+         (PackedCodeBytes(type) + PackedScaleBytes(type));
 }
 
-template <typename Block, void (*kPackBlock)(const Block* const*, uint8_t*, uint16_t*)>
+// Q4_K: the nibble order of Q4_0 over 32 groups of 8, then the unpacked
+// 6-bit scales and minimums and the two half-precision factors.
+void PackBlockQ4_K(const BlockQ4_K* const* rows, uint8_t* q, uint8_t* scales) {
+  uint8_t* sc = scales;
+  uint8_t* m = scales + 8 * kPackRows;
+  auto* d = reinterpret_cast<uint16_t*>(scales + 16 * kPackRows);
+  auto* dmin = d + kPackRows;
+  for (int r = 0; r < kPackRows; ++r) {
+    const BlockQ4_K& b = *rows[r];
+    d[r] = b.d;
+    dmin[r] = b.dmin;
+    for (int j = 0; j < 8; ++j) UnpackScaleMinK4(b.scales, j, &sc[j * kPackRows + r], &m[j * kPackRows + r]);
+    // Element e: sub-block j = e / 32 lives in the low (even j) or high (odd
+    // j) nibbles of qs[32 * (j / 2) + e % 32].
+    auto code = [&](int e) {
+      const int j = e / 32;
+      const uint8_t byte = b.qs[32 * (j / 2) + e % 32];
+      return j % 2 == 0 ? byte & 0xF : byte >> 4;
+    };
+    for (int g = 0; g < kQK_K / 8; ++g) {
+      for (int i = 0; i < 4; ++i) {
+        q[(g * kPackRows + r) * 4 + i] = static_cast<uint8_t>(code(8 * g + i) | code(8 * g + 4 + i) << 4);
+      }
+    }
+  }
+}
+
+template <typename Block, typename ScaleT,
+          void (*kPackBlock)(const Block* const*, uint8_t*, ScaleT*)>
 void PackGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* out) {
-  const int64_t nb = w.n_in / kQK;
+  const int64_t nb = w.n_in / Block::kElems;
   const size_t code_bytes = PackedCodeBytes(w.type);
+  const size_t scale_bytes = PackedScaleBytes(w.type);
   const size_t group_bytes = GroupBytes(w.type, w.n_in);
   for (int64_t g = g_begin; g < g_end; ++g) {
     uint8_t* codes = out + g * group_bytes;
-    auto* scales = reinterpret_cast<uint16_t*>(codes + nb * code_bytes);
+    uint8_t* scales = codes + nb * code_bytes;
     const Block* rows[kPackRows];
     for (int r = 0; r < kPackRows; ++r) {
       rows[r] = reinterpret_cast<const Block*>(w.data + (g * kPackRows + r) * w.row_bytes);
     }
     for (int64_t b = 0; b < nb; ++b) {
-      kPackBlock(rows, codes + b * code_bytes, scales + b * kPackRows);
+      kPackBlock(rows, codes + b * code_bytes, reinterpret_cast<ScaleT*>(scales + b * scale_bytes));
       for (const Block*& row : rows) ++row;
     }
   }
@@ -70,7 +101,37 @@ size_t PackedCodeBytes(TensorType type) {
   switch (type) {
     case TensorType::kQ8_0: return kPackRows * kQK;
     case TensorType::kQ4_0: return kPackRows * kQK / 2;
+    case TensorType::kQ4_K: return kPackRows * kQK_K / 2;
     default: return 0;
+  }
+}
+
+size_t PackedScaleBytes(TensorType type) {
+  switch (type) {
+    case TensorType::kQ8_0:
+    case TensorType::kQ4_0: return kPackRows * sizeof(uint16_t);
+    case TensorType::kQ4_K: return kPackRows * (8 + 8 + 2 * sizeof(uint16_t));
+    default: return 0;
+  }
+}
+
+void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_rows, int64_t n_in,
+                           float* scales, int32_t* sums) {
+  if (act_type == TensorType::kQ8_0) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(rows);
+    for (int64_t i = 0; i < n_rows * (n_in / kQK); ++i) {
+      scales[i] = Fp16ToFp32(blocks[i].d);
+      int32_t sum = 0;
+      for (int8_t q : blocks[i].qs) sum += q;
+      sums[i] = sum;
+    }
+    return;
+  }
+  SWIFTLET_CHECK(act_type == TensorType::kQ8_K);
+  const auto* blocks = reinterpret_cast<const BlockQ8_K*>(rows);
+  for (int64_t i = 0; i < n_rows * (n_in / kQK_K); ++i) {
+    scales[i] = blocks[i].d;
+    for (int j = 0; j < 8; ++j) sums[i * 8 + j] = blocks[i].bsums[2 * j] + blocks[i].bsums[2 * j + 1];
   }
 }
 
@@ -78,7 +139,7 @@ void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
 
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads) {
   if (w.layout != WeightLayout::kRows || KernelFor(isa, w.type) == nullptr ||
-      w.n_out % kPackRows != 0 || w.n_in % kQK != 0 || w.n_out <= 0) {
+      w.n_out % kPackRows != 0 || w.n_in % BlockElems(w.type) != 0 || w.n_out <= 0) {
     return nullptr;
   }
   const int64_t groups = w.n_out / kPackRows;
@@ -88,10 +149,10 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
   auto* data = static_cast<uint8_t*>(std::aligned_alloc(64, alloc));
   SWIFTLET_CHECK(data != nullptr);
   ParallelFor(groups, threads, [&](int64_t begin, int64_t end) {
-    if (w.type == TensorType::kQ8_0) {
-      PackGroups<BlockQ8_0, PackBlockQ8_0>(w, begin, end, data);
-    } else {
-      PackGroups<BlockQ4_0, PackBlockQ4_0>(w, begin, end, data);
+    switch (w.type) {
+      case TensorType::kQ8_0: PackGroups<BlockQ8_0, uint16_t, PackBlockQ8_0>(w, begin, end, data); break;
+      case TensorType::kQ4_0: PackGroups<BlockQ4_0, uint16_t, PackBlockQ4_0>(w, begin, end, data); break;
+      default: PackGroups<BlockQ4_K, uint8_t, PackBlockQ4_K>(w, begin, end, data); break;
     }
   });
   auto packed = std::unique_ptr<PackedWeight>(new PackedWeight());

@@ -10,14 +10,17 @@
 // lane, so results stay bit-identical to VecDotScalar.
 //
 // Layout: groups of 16 rows one after another, each group_bytes =
-// (n_in / 32) * (PackedCodeBytes + 32) long. A group holds first the codes of its
-// blocks in block order, then their scales (uint16 d[16] per block, row r's
-// at index r), so the code loads stay 64-byte aligned:
+// (n_in / block elements) * (PackedCodeBytes + PackedScaleBytes) long. A
+// group holds first the codes of its blocks in block order, then their
+// scales, so the code loads stay 64-byte aligned:
 //   Q8_0, 512 code bytes per block: q[8][16][4], q[g][r][i] = row r's
-//     element 4g+i plus 128 (stored unsigned)
+//     element 4g+i plus 128 (stored unsigned); scales uint16 d[16].
 //   Q4_0, 256 code bytes per block: q[4][16][4], low nibble of q[g][r][i] =
 //     row r's element 8g+i, high nibble element 8g+4+i (the stored 0..15
-//     codes; the -8 is applied to the block sum)
+//     codes; the -8 is applied to the block sum); scales uint16 d[16].
+//   Q4_K, 2048 code bytes per 256-element block: as Q4_0 over 32 groups of
+//     8 elements (sub-block j = groups 4j..4j+3); scales uint8 sc[8][16],
+//     uint8 m[8][16] (the 6-bit values unpacked), uint16 d[16], dmin[16].
 #pragma once
 
 #include <cstdint>
@@ -32,10 +35,10 @@ namespace swiftlet {
 
 inline constexpr int64_t kPackRows = 16;
 
-// Code bytes one 16-row group spends on one block (its scales add 32), or 0
-// if `type` has no packed layout.
+// Bytes one 16-row group spends on the codes and on the scales of one
+// block, or 0 if `type` has no packed layout.
 size_t PackedCodeBytes(TensorType type);
-inline constexpr size_t kPackedScaleBytes = kPackRows * sizeof(uint16_t);
+size_t PackedScaleBytes(TensorType type);
 
 // Owns a repacked weight; view() describes it (layout kRows16).
 class PackedWeight {
@@ -58,16 +61,25 @@ class PackedWeight {
 // layout). `threads` share the copying.
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
 
-// Activation rows prepared for the packed kernels: the Q8_0 blocks MatMul
-// quantizes anyway, plus each block's scale as a float and the sum of its
-// quants (for the offsets the packed codes carry).
+// Activation rows prepared for the packed kernels: the rows MatMul
+// quantizes anyway (Q8_0 for Q8_0/Q4_0 weights, Q8_K for Q4_K), each
+// block's scale as a float, and the sums of its quants per 32 elements (for
+// the offsets and minimums the packed codes carry).
 struct PackedActivations {
-  const BlockQ8_0* blocks = nullptr;  // n_rows rows of n_blocks blocks
-  const float* scales = nullptr;      // [n_rows][n_blocks]
-  const int32_t* sums = nullptr;      // [n_rows][n_blocks]
+  const uint8_t* rows = nullptr;   // n_rows rows of row_bytes
+  size_t row_bytes = 0;
+  const float* scales = nullptr;   // [n_rows][n_blocks]
+  const int32_t* sums = nullptr;   // [n_rows][n_blocks][sums_per_block]
   int64_t n_rows = 0;
   int64_t n_blocks = 0;
+  int sums_per_block = 1;
 };
+
+// Fills scales and sums for rows already quantized to `act_type` (Q8_0 or
+// Q8_K); `scales` and `sums` must hold n_rows * n_blocks and that times
+// n_in / 32 / n_blocks entries.
+void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_rows, int64_t n_in,
+                           float* scales, int32_t* sums);
 
 // y[t * y_stride + o] for every activation row t and output rows
 // o in [16 * group_begin, 16 * group_end) of a kRows16 weight.

@@ -26,7 +26,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
   std::mt19937 rng(static_cast<uint32_t>(type));
   for (int trial = 0; trial < 12; ++trial) {
     // Odd group counts and row counts reach every tile shape's remainder.
-    const int64_t n_in = 32 * (1 + rng() % 24);
+    const int64_t n_in = BlockElems(type) * (1 + rng() % (type == TensorType::kQ4_K ? 6 : 24));
     const int64_t n_out = kPackRows * (1 + rng() % 9);
     const int64_t n_rows = 1 + rng() % 11;
     const float scale = trial % 4 == 0 ? 1e3f : trial % 4 == 1 ? 1e-3f : 1.0f;
@@ -51,10 +51,11 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
     ASSERT_NE(packed, nullptr);
     ASSERT_EQ(packed->view().layout, WeightLayout::kRows16);
 
-    std::vector<uint8_t> act(n_rows * (n_in / 32) * sizeof(BlockQ8_0));
-    for (int64_t t = 0; t < n_rows; ++t) {
-      QuantizeRowQ8_0(x.data() + t * n_in, reinterpret_cast<BlockQ8_0*>(act.data()) + t * (n_in / 32), n_in);
-    }
+    const TensorType act_type = ActivationTypeFor(type);
+    uint64_t act_row = 0;
+    ASSERT_TRUE(RowBytes(act_type, n_in, &act_row));
+    std::vector<uint8_t> act(n_rows * act_row);
+    for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
     for (int threads : {1, 2}) {
       auto backend = MakeCpuBackend(threads);
       std::vector<float> y(n_out * n_rows, -1.0f);
@@ -62,7 +63,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
       for (int64_t t = 0; t < n_rows; ++t) {
         for (int64_t o = 0; o < n_out; ++o) {
           const float want = VecDotScalar(type, wq.data() + o * row_bytes,
-                                          act.data() + t * (n_in / 32) * sizeof(BlockQ8_0), n_in);
+                                          act.data() + t * act_row, n_in);
           ASSERT_EQ(std::bit_cast<uint32_t>(y[t * n_out + o]), std::bit_cast<uint32_t>(want))
               << NameOf(type) << " n_in " << n_in << " n_out " << n_out << " rows " << n_rows
               << " at t " << t << " o " << o << ": " << y[t * n_out + o] << " vs " << want;
@@ -73,7 +74,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, PackedMatMulTest,
-                         ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0),
+                         ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K),
                          [](const auto& info) { return std::string(NameOf(info.param)); });
 
 TEST(PackWeightTest, LeavesShapesWithoutWholeGroupsInTheFileLayout) {
@@ -82,8 +83,9 @@ TEST(PackWeightTest, LeavesShapesWithoutWholeGroupsInTheFileLayout) {
   EXPECT_EQ(PackWeight(odd_rows, KernelIsa::kAvx512Vnni, 1), nullptr);
   const WeightView scalar_cpu{TensorType::kQ8_0, 32, 16, bytes.data(), 34};
   EXPECT_EQ(PackWeight(scalar_cpu, KernelIsa::kAvx2, 1), nullptr);
-  const WeightView k_type{TensorType::kQ6_K, 256, 16, bytes.data(), 210};
-  EXPECT_EQ(PackWeight(k_type, KernelIsa::kAvx512Vnni, 1), nullptr);
+  std::vector<uint8_t> q6(210 * 16, 0);
+  const WeightView no_layout{TensorType::kQ6_K, 256, 16, q6.data(), 210};
+  EXPECT_EQ(PackWeight(no_layout, KernelIsa::kAvx512Vnni, 1), nullptr);
 }
 
 }  // namespace
