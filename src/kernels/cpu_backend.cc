@@ -2,11 +2,13 @@
 // which dispatch to the ISA variant CPUID allows (all bit-identical to the
 // scalar specification). Matmuls run on a persistent ComputePool, split over
 // output rows only.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/check.h"
 #include "core/thread_pool.h"
+#include "kernels/attention_ops.h"
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
@@ -122,39 +124,29 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // Flash-style: each (query row, head) streams its keys in blocks of
+  // kKeyBlock with an online softmax (running max, rescaled sum and
+  // output), so no score matrix is ever held. Tasks are (query row, KV
+  // head) pairs, each running every query head of its group over the same
+  // keys while they are in cache. A pair's arithmetic depends only on its
+  // own query and keys, and the blocks always start at key 0, so results
+  // do not depend on the batch, the chunking or the thread count.
   void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvRows* kv,
                  const AttentionShape& s, float* out) override {
+    const AttentionOps& ops = AttentionOpsFor(ChosenKernelIsa(), s.head_dim);
     const int64_t group = s.n_head / s.n_head_kv;
-    const int64_t dim = s.head_dim;
-    for (int64_t t = 0; t < n_rows; ++t) {
-      const int64_t n_ctx = positions[t] + 1;
-      scores_.resize(static_cast<size_t>(n_ctx));
-      kbuf_.resize(static_cast<size_t>(dim));
-      for (int64_t h = 0; h < s.n_head; ++h) {
-        const float* qh = q + (t * s.n_head + h) * dim;
-        const int64_t kvh = h / group;
-        float max = -INFINITY;
-        for (int64_t j = 0; j < n_ctx; ++j) {
-          LoadHead(kv[t].K(j), kv[t].type, kvh, dim, kbuf_.data());
-          float dot = 0;
-          for (int64_t i = 0; i < dim; ++i) dot += qh[i] * kbuf_[i];
-          scores_[j] = dot * s.scale;
-          max = std::max(max, scores_[j]);
-        }
-        float sum = 0;
-        for (int64_t j = 0; j < n_ctx; ++j) {
-          scores_[j] = std::exp(scores_[j] - max);
-          sum += scores_[j];
-        }
-        float* oh = out + (t * s.n_head + h) * dim;
-        for (int64_t i = 0; i < dim; ++i) oh[i] = 0;
-        for (int64_t j = 0; j < n_ctx; ++j) {
-          LoadHead(kv[t].V(j), kv[t].type, kvh, dim, kbuf_.data());
-          const float p = scores_[j] / sum;
-          for (int64_t i = 0; i < dim; ++i) oh[i] += p * kbuf_[i];
-        }
-      }
+    auto task = [&](int64_t i) {
+      const int64_t t = i / s.n_head_kv, kvh = i % s.n_head_kv;
+      AttendGroup(ops, q + (t * s.n_head + kvh * group) * s.head_dim, positions[t] + 1, kv[t], kvh,
+                  group, s, out + (t * s.n_head + kvh * group) * s.head_dim);
+    };
+    int64_t work = 0;
+    for (int64_t t = 0; t < n_rows; ++t) work += (positions[t] + 1) * s.n_head * s.head_dim;
+    if (work < kParallelWork) {
+      for (int64_t i = 0; i < n_rows * s.n_head_kv; ++i) task(i);
+      return;
     }
+    pool_.Run(n_rows * s.n_head_kv, task);
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
@@ -174,14 +166,60 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Head `kvh` of cached row j, converted to float.
-  static void LoadHead(const uint8_t* row, TensorType type, int64_t kvh, int64_t dim, float* out) {
-    if (type == TensorType::kF16) {
-      const auto* h = reinterpret_cast<const uint16_t*>(row) + kvh * dim;
-      for (int64_t i = 0; i < dim; ++i) out[i] = Fp16ToFp32(h[i]);
-    } else {
-      const auto* f = reinterpret_cast<const float*>(row) + kvh * dim;
-      for (int64_t i = 0; i < dim; ++i) out[i] = f[i];
+  static constexpr int64_t kKeyBlock = 32;
+
+  // Query heads q[0..group) (consecutive rows of head_dim) against keys
+  // 0..n_ctx-1 of KV head kvh; writes their outputs to out likewise.
+  static void AttendGroup(const AttentionOps& ops, const float* q, int64_t n_ctx, const KvRows& kv,
+                          int64_t kvh, int64_t group, const AttentionShape& s, float* out) {
+    const int64_t dim = s.head_dim;
+    // Per-thread scratch, grown once: no allocation per token afterwards.
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<size_t>(group * (dim + 2) + kKeyBlock));
+    float* acc = scratch.data();
+    float* max = acc + group * dim;
+    float* sum = max + group;
+    float* score = sum + group;
+    std::fill(acc, acc + group * dim, 0.0f);
+    std::fill(max, max + group, -INFINITY);
+    std::fill(sum, sum + group, 0.0f);
+    const bool f16 = kv.type == TensorType::kF16;
+    const size_t head_offset = static_cast<size_t>(kvh * dim) * (f16 ? 2 : 4);
+    for (int64_t j0 = 0; j0 < n_ctx; j0 += kKeyBlock) {
+      const int64_t n = std::min(kKeyBlock, n_ctx - j0);
+      for (int64_t h = 0; h < group; ++h) {
+        const float* qh = q + h * dim;
+        float block_max = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) {
+          const uint8_t* k = kv.K(j0 + j) + head_offset;
+          const float dot = f16 ? ops.dot_f16(qh, reinterpret_cast<const uint16_t*>(k), dim)
+                                : ops.dot_f32(qh, reinterpret_cast<const float*>(k), dim);
+          score[j] = dot * s.scale;
+          block_max = std::max(block_max, score[j]);
+        }
+        float* acc_h = acc + h * dim;
+        if (block_max > max[h]) {
+          // Rescale what came before to the new maximum (exp(-inf) = 0 the
+          // first time).
+          const float correction = std::exp(max[h] - block_max);
+          sum[h] *= correction;
+          for (int64_t i = 0; i < dim; ++i) acc_h[i] *= correction;
+          max[h] = block_max;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const float p = std::exp(score[j] - max[h]);
+          sum[h] += p;
+          const uint8_t* v = kv.V(j0 + j) + head_offset;
+          if (f16) {
+            ops.axpy_f16(acc_h, p, reinterpret_cast<const uint16_t*>(v), dim);
+          } else {
+            ops.axpy_f32(acc_h, p, reinterpret_cast<const float*>(v), dim);
+          }
+        }
+      }
+    }
+    for (int64_t h = 0; h < group; ++h) {
+      for (int64_t i = 0; i < dim; ++i) out[h * dim + i] = acc[h * dim + i] / sum[h];
     }
   }
 
@@ -189,8 +227,6 @@ class CpuBackend final : public Backend {
   std::vector<uint8_t> act_;
   std::vector<float> act_scales_;
   std::vector<int32_t> act_sums_;
-  std::vector<float> scores_;
-  std::vector<float> kbuf_;
 };
 
 }  // namespace

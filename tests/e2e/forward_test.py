@@ -37,8 +37,13 @@ F32_BOUND = 1e-4
 # The reference reports, per position, the smallest such margin (in quantization
 # steps, carried forward through K/V); positions under TIE_MARGIN are excused
 # from F32_BOUND (counted in the summary) but must stay under F16 bounds below.
-# Measured: qwen3-q4_k_m-hd128 position 6, margin 1e-6, error 6.0e-3; no other.
-TIE_MARGIN = 5e-6
+# The margin is float32 noise on the scaled value x*id (|x*id| <= 127): a few
+# float32 roundings of a value near 127 is ~127 * 2^-24 * 3 = 2e-5 steps.
+# Measured: qwen3-q4_k_m-hd128 position 6, margin 1e-6, error 6.0e-3; with the
+# online-softmax attention (16-lane dot products), qwen3-q4_0-hd64-tied
+# position 8, margin between 5e-6 and 2e-5, error 3.6e-3 (later positions of
+# that case inherit the margin through K/V and are excused too).
+TIE_MARGIN = 2e-5
 # Relative bounds with the KV cache in f16 (the reference rounds K and V to f16
 # too), ~3x the worst measured (CPU build, 2025-12):
 #   F32 weights 1.8e-5 (qwen3-f32-hd64), F16 weights 7.8e-6 (llama-f16-gqa):

@@ -1,6 +1,8 @@
 // The scalar backend against plain double-precision math written here.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -93,8 +95,13 @@ TEST(CpuBackendTest, RopeRotatesPairsByPositionAndFactor) {
   }
 }
 
-TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
-  const int64_t n_head = 4, n_kv = 2, dim = 8, n_ctx = 5;
+// (head_dim, cached positions): a short context within one key block of the
+// online softmax, and one spanning three blocks with a SIMD-width head.
+class AttentionTest : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+
+TEST_P(AttentionTest, IsCausalSoftmaxWithGroupedHeads) {
+  const auto [dim, n_ctx] = GetParam();
+  const int64_t n_head = 4, n_kv = 2;
   const std::vector<float> q = Gaussian(2 * n_head * dim, 4);
   const std::vector<float> k = Gaussian(n_ctx * n_kv * dim, 5);
   const std::vector<float> v = Gaussian(n_ctx * n_kv * dim, 6);
@@ -133,10 +140,18 @@ TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
     }
     const KvRows rows{kptr.data(), vptr.data(), kBlockRows, row_bytes, type};
     const KvRows kv[2] = {rows, rows};
-    const int32_t pos[2] = {2, 4};
+    const int32_t pos[2] = {2, static_cast<int32_t>(n_ctx - 1)};
     std::vector<float> out(2 * n_head * dim);
     auto backend = MakeCpuBackend(1);
     backend->Attention(q.data(), 2, pos, kv, {n_head, n_kv, dim, 0.35f}, out.data());
+    // Batch invariance: the second row alone, on two threads, is the same
+    // bit for bit.
+    std::vector<float> alone(n_head * dim);
+    MakeCpuBackend(2)->Attention(q.data() + n_head * dim, 1, pos + 1, kv, {n_head, n_kv, dim, 0.35f},
+                                 alone.data());
+    for (int64_t i = 0; i < n_head * dim; ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(alone[i]), std::bit_cast<uint32_t>(out[n_head * dim + i]));
+    }
     for (int t = 0; t < 2; ++t) {
       for (int h = 0; h < n_head; ++h) {
         const int kvh = h / 2;
@@ -158,6 +173,10 @@ TEST(CpuBackendTest, AttentionIsCausalSoftmaxWithGroupedHeads) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
+                         ::testing::Values(std::pair<int64_t, int64_t>{8, 5},
+                                           std::pair<int64_t, int64_t>{16, 77}));
 
 TEST(CpuBackendTest, RmsNormAndSiluMul) {
   const std::vector<float> x = Gaussian(2 * 16, 7);

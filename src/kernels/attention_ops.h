@@ -1,0 +1,32 @@
+// The inner loops of attention, with a fixed summation order so every ISA
+// variant gives the scalar twin's result bit for bit.
+//
+// A q·k dot product is summed in 16 lanes (element i into lane i % 16,
+// multiply then add, in element order), then the lanes are folded in a
+// fixed tree: lane l += lane l+8, then l+4, l+2, l+1. That is the order a
+// 16-wide (or two 8-wide) register computes in, so the SIMD variants need
+// no horizontal reordering, and the scalar twin below is the specification.
+// Keys and values come as F32 or F16 cache rows (F16 widened exactly).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu_features.h"
+
+namespace swiftlet {
+
+struct AttentionOps {
+  float (*dot_f32)(const float* q, const float* k, int64_t n);
+  float (*dot_f16)(const float* q, const uint16_t* k, int64_t n);
+  // acc[i] = acc[i] + p * v[i]
+  void (*axpy_f32)(float* acc, float p, const float* v, int64_t n);
+  void (*axpy_f16)(float* acc, float p, const uint16_t* v, int64_t n);
+};
+
+// The scalar specification.
+const AttentionOps& AttentionOpsScalar();
+// The variant for `isa`, for head dimensions that are a multiple of 16
+// (otherwise, or without a variant, the scalar ops).
+const AttentionOps& AttentionOpsFor(KernelIsa isa, int64_t head_dim);
+
+}  // namespace swiftlet

@@ -1,0 +1,44 @@
+// AVX-512 attention ops (compiled with -mavx512f -mf16c; called only when
+// CPUID reports them, for head dimensions that are a multiple of 16). The
+// summation order is attention_ops.h's: 16 lanes, then the fixed fold.
+// GCC 12 flags the _mm*_undefined_* values inside its own intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include "kernels/attention_ops_variants.h"
+
+namespace swiftlet {
+namespace {
+
+inline __m512 Widen(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512 Widen(const float* p) { return _mm512_loadu_ps(p); }
+
+template <typename K>
+float Dot(const float* q, const K* k, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(q + i), Widen(k + i)));
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+template <typename V>
+void Axpy(float* acc, float p, const V* v, int64_t n) {
+  const __m512 pv = _mm512_set1_ps(p);
+  for (int64_t i = 0; i < n; i += 16) {
+    _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_mul_ps(pv, Widen(v + i))));
+  }
+}
+
+}  // namespace
+
+const AttentionOps& AttentionOpsAvx512() {
+  static const AttentionOps ops{Dot<float>, Dot<uint16_t>, Axpy<float>, Axpy<uint16_t>};
+  return ops;
+}
+
+}  // namespace swiftlet

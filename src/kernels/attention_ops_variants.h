@@ -1,0 +1,10 @@
+// The SIMD AttentionOps of each ISA, in files compiled with their flags.
+#pragma once
+
+#include "kernels/attention_ops.h"
+
+namespace swiftlet {
+
+const AttentionOps& AttentionOpsAvx512();
+
+}  // namespace swiftlet

@@ -1,0 +1,74 @@
+// The attention ops of every variant this CPU runs against the scalar
+// twin (bit for bit), and the twin against the order it documents.
+#include "kernels/attention_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <random>
+#include <vector>
+
+#include "kernels/float16.h"
+
+namespace swiftlet {
+namespace {
+
+TEST(AttentionOpsTest, ScalarDotFoldsSixteenLanesInTheDocumentedOrder) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0, 1);
+  for (int64_t n : {1, 15, 16, 17, 64, 100, 128}) {
+    std::vector<float> q(n), k(n);
+    for (int64_t i = 0; i < n; ++i) q[i] = dist(rng), k[i] = dist(rng);
+    // Written out independently: lane sums, then the fold 8, 4, 2, 1.
+    float lanes[16] = {};
+    for (int64_t i = 0; i < n; ++i) lanes[i % 16] = lanes[i % 16] + q[i] * k[i];
+    float f8[8], f4[4], f2[2];
+    for (int l = 0; l < 8; ++l) f8[l] = lanes[l] + lanes[l + 8];
+    for (int l = 0; l < 4; ++l) f4[l] = f8[l] + f8[l + 4];
+    for (int l = 0; l < 2; ++l) f2[l] = f4[l] + f4[l + 2];
+    const float want = f2[0] + f2[1];
+    EXPECT_EQ(std::bit_cast<uint32_t>(AttentionOpsScalar().dot_f32(q.data(), k.data(), n)),
+              std::bit_cast<uint32_t>(want))
+        << "n " << n;
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) exact += static_cast<double>(q[i]) * k[i];
+    EXPECT_NEAR(want, exact, 1e-4 * (1 + std::abs(exact)));
+  }
+}
+
+TEST(AttentionOpsTest, EveryVariantMatchesTheScalarTwinBitForBit) {
+  const AttentionOps& scalar = AttentionOpsScalar();
+  std::mt19937 rng(5);
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (isa > ChosenKernelIsa()) continue;  // not on this CPU
+    for (int64_t dim : {16, 64, 80, 128, 256}) {
+      const AttentionOps& ops = AttentionOpsFor(isa, dim);
+      for (int trial = 0; trial < 20; ++trial) {
+        std::normal_distribution<float> dist(0, trial % 3 == 0 ? 100.0f : 1.0f);
+        std::vector<float> q(dim), k(dim), acc(dim), acc2;
+        std::vector<uint16_t> kh(dim);
+        for (int64_t i = 0; i < dim; ++i) {
+          q[i] = dist(rng), k[i] = dist(rng), acc[i] = dist(rng);
+          kh[i] = Fp32ToFp16(k[i]);
+        }
+        EXPECT_EQ(std::bit_cast<uint32_t>(ops.dot_f32(q.data(), k.data(), dim)),
+                  std::bit_cast<uint32_t>(scalar.dot_f32(q.data(), k.data(), dim)));
+        EXPECT_EQ(std::bit_cast<uint32_t>(ops.dot_f16(q.data(), kh.data(), dim)),
+                  std::bit_cast<uint32_t>(scalar.dot_f16(q.data(), kh.data(), dim)));
+        const float p = std::abs(dist(rng));
+        acc2 = acc;
+        ops.axpy_f16(acc.data(), p, kh.data(), dim);
+        scalar.axpy_f16(acc2.data(), p, kh.data(), dim);
+        ops.axpy_f32(acc.data(), p, k.data(), dim);
+        scalar.axpy_f32(acc2.data(), p, k.data(), dim);
+        for (int64_t i = 0; i < dim; ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(acc[i]), std::bit_cast<uint32_t>(acc2[i]))
+              << KernelIsaName(isa) << " dim " << dim << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swiftlet
