@@ -37,7 +37,7 @@ void ComputePool::Drain() {
   }
 }
 
-void ComputePool::Run(int64_t n, const std::function<void(int64_t)>& fn) {
+void ComputePool::Run(int64_t n, absl::FunctionRef<void(int64_t)> fn) {
   if (n <= 0) return;
   if (workers_.empty() || n == 1) {
     for (int64_t i = 0; i < n; ++i) fn(i);

@@ -4,16 +4,18 @@
 // calling thread, and returns when all calls are done. Workers spin briefly
 // after a job (the next matmul of a forward pass follows within
 // microseconds), then sleep on a condition variable, so an idle server costs
-// no CPU. No allocation per Run. One caller at a time: the engine thread.
+// no CPU. No allocation per Run: fn is borrowed (absl::FunctionRef), never
+// copied into a std::function. One caller at a time: the engine thread.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/functional/function_ref.h"
 
 namespace swiftlet {
 
@@ -29,7 +31,7 @@ class ComputePool {
 
   // Calls fn(i) for i in [0, n); tasks are claimed one by one, so which
   // thread runs which task varies, and results must not depend on it.
-  void Run(int64_t n, const std::function<void(int64_t)>& fn);
+  void Run(int64_t n, absl::FunctionRef<void(int64_t)> fn);
 
  private:
   void WorkerLoop();
@@ -45,7 +47,7 @@ class ComputePool {
   int64_t n_ = 0;
   // The current job; null between jobs, so a worker that wakes late never
   // touches a finished job. Set and cleared under mu_.
-  const std::function<void(int64_t)>* fn_ = nullptr;
+  const absl::FunctionRef<void(int64_t)>* fn_ = nullptr;
   bool stop_ = false;
 };
 
