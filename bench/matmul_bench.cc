@@ -136,7 +136,7 @@ void BM_PackedMatMul(benchmark::State& state, TensorType type, int rows) {
 }
 
 void Register() {
-  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K}) {
+  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
     for (int rows : {1, 8, 64}) {
       const std::string name = std::string(NameOf(t)) + "/v2-packed16/rows:" + std::to_string(rows);
       benchmark::RegisterBenchmark(name.c_str(), BM_PackedMatMul, t, rows)

@@ -68,10 +68,12 @@ class CpuBackend final : public Backend {
   void PackedMatMulRows(const WeightView& w, int64_t n_rows, size_t act_row_bytes, float* y) {
     const TensorType act_type = ActivationTypeFor(w.type);
     const int64_t nb = w.n_in / BlockElems(act_type);
-    const int sums_per_block = static_cast<int>(BlockElems(act_type) / kQK);
+    const int64_t sum_elems = PackedSumElems(w.type);
+    const int sums_per_block = static_cast<int>(BlockElems(act_type) / sum_elems);
     act_scales_.resize(static_cast<size_t>(n_rows * nb));
     act_sums_.resize(static_cast<size_t>(n_rows * nb * sums_per_block));
-    PrepareActivationSums(act_type, act_.data(), n_rows, w.n_in, act_scales_.data(), act_sums_.data());
+    PrepareActivationSums(act_type, act_.data(), n_rows, w.n_in, sum_elems, act_scales_.data(),
+                          act_sums_.data());
     const PackedActivations act{act_.data(),        act_row_bytes,
                                 act_scales_.data(), act_sums_.data(),
                                 n_rows,             nb,

@@ -236,6 +236,82 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
   total.Store(y + t0 * y_stride, y_stride);
 }
 
+// Q6_K per 256-element block: sumi = Σ_m sc_m (Σ code*a - 32 Σ a) over
+// 16-element groups m, sum += (d_w * d_a) * float(sumi).
+template <int kGroups, int kActs>
+void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
+              int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+  constexpr size_t kCodeBytes = 12 * kQK_K;
+  constexpr size_t kScaleBytes = 16 * 16 + 32;
+  const int64_t nb = act.n_blocks;
+  const ActRows<kActs> a(act, t0, sizeof(BlockQ8_K), offsetof(BlockQ8_K, qs));
+  Totals<kActs, kGroups> total;
+  total.Load(b0 == 0, y + t0 * y_stride, y_stride);
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  const __m512i top = _mm512_set1_epi8(0x30);
+  for (int64_t b = b0; b < b1; ++b) {
+    const uint8_t* q[kGroups];
+    const uint8_t* sc[kGroups];
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      q[g] = groups + g * group_bytes + b * kCodeBytes;
+      sc[g] = groups + g * group_bytes + nb * kCodeBytes + b * kScaleBytes;
+    }
+    __m512i sumi[kActs][kGroups];
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) sumi[t][g] = _mm512_setzero_si512();
+    }
+    for (int m = 0; m < 16; ++m) {
+      __m512i c[kGroups][4];
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) {
+        const __m512i v0 = _mm512_loadu_si512(q[g] + 64 * (2 * m));
+        const __m512i v1 = _mm512_loadu_si512(q[g] + 64 * (2 * m + 1));
+        const __m512i h = _mm512_loadu_si512(q[g] + 2048 + 64 * m);
+        c[g][0] = _mm512_or_si512(_mm512_and_si512(v0, low), _mm512_and_si512(_mm512_slli_epi16(h, 4), top));
+        c[g][1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v0, 4), low),
+                                  _mm512_and_si512(_mm512_slli_epi16(h, 2), top));
+        c[g][2] = _mm512_or_si512(_mm512_and_si512(v1, low), _mm512_and_si512(h, top));
+        c[g][3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v1, 4), low),
+                                  _mm512_and_si512(_mm512_srli_epi16(h, 2), top));
+      }
+      __m512i scale[kGroups];
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) {
+        scale[g] = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[g] + 16 * m)));
+      }
+      SWIFTLET_UNROLL
+      for (int t = 0; t < kActs; ++t) {
+        const int8_t* x = a.Q(t, b) + 16 * m;
+        const __m512i start = _mm512_set1_epi32(-32 * a.sum[t][b * 16 + m]);
+        __m512i s[kGroups];
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) s[g] = start;
+        SWIFTLET_UNROLL
+        for (int k = 0; k < 4; ++k) {
+          const __m512i xk = Broadcast4(x + 4 * k);
+          SWIFTLET_UNROLL
+          for (int g = 0; g < kGroups; ++g) s[g] = _mm512_dpbusd_epi32(s[g], c[g][k], xk);
+        }
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) sumi[t][g] = _mm512_add_epi32(sumi[t][g], _mm512_mullo_epi32(scale[g], s[g]));
+      }
+    }
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      const __m512 dw = HalfLanes(sc[g] + 256);
+      SWIFTLET_UNROLL
+      for (int t = 0; t < kActs; ++t) {
+        const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(a.d[t][b]));
+        total.v[t][g] = _mm512_add_ps(total.v[t][g], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sumi[t][g])));
+      }
+    }
+  }
+  total.Store(y + t0 * y_stride, y_stride);
+}
+
 using TileFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
                        int64_t t0, int64_t b0, int64_t b1, float* y, int64_t y_stride);
 using RowsFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
@@ -268,6 +344,9 @@ constexpr RowsFn kRows32 = Rows<Tile32<kNibbles, kGroups, 4>, Tile32<kNibbles, k
 template <int kGroups>
 constexpr RowsFn kRowsQ4_K = Rows<TileQ4_K<kGroups, 4>, TileQ4_K<kGroups, 3>,
                                   TileQ4_K<kGroups, 2>, TileQ4_K<kGroups, 1>, 2>;
+template <int kGroups>
+constexpr RowsFn kRowsQ6_K = Rows<TileQ6_K<kGroups, 4>, TileQ6_K<kGroups, 3>,
+                                  TileQ6_K<kGroups, 2>, TileQ6_K<kGroups, 1>, 2>;
 
 // Pairs of groups, then the odd one.
 template <RowsFn kRows2, RowsFn kRows1>
@@ -285,6 +364,7 @@ PackedKernelFn PackedKernelAvx512Vnni(TensorType type) {
     case TensorType::kQ8_0: return Kernel<kRows32<false, 2>, kRows32<false, 1>>;
     case TensorType::kQ4_0: return Kernel<kRows32<true, 2>, kRows32<true, 1>>;
     case TensorType::kQ4_K: return Kernel<kRowsQ4_K<2>, kRowsQ4_K<1>>;
+    case TensorType::kQ6_K: return Kernel<kRowsQ6_K<2>, kRowsQ6_K<1>>;
     default: return nullptr;
   }
 }

@@ -74,6 +74,39 @@ void PackBlockQ4_K(const BlockQ4_K* const* rows, uint8_t* q, uint8_t* scales) {
   }
 }
 
+// Q6_K: the low nibbles in Q4_K's order, the high bit pairs four to a
+// byte, then the int8 sub-block scales and d.
+void PackBlockQ6_K(const BlockQ6_K* const* rows, uint8_t* q, uint8_t* scales) {
+  uint8_t* high = q + kPackRows * kQK_K / 2;
+  auto* sc = reinterpret_cast<int8_t*>(scales);
+  auto* d = reinterpret_cast<uint16_t*>(scales + 16 * kPackRows);
+  for (int r = 0; r < kPackRows; ++r) {
+    const BlockQ6_K& b = *rows[r];
+    d[r] = b.d;
+    for (int m = 0; m < 16; ++m) sc[m * kPackRows + r] = b.scales[m];
+    // The 6-bit code of element e (dequantize.cc's RowQ6_K order).
+    auto code = [&](int e) {
+      const int half = e / 128, quad = e % 128 / 32, l = e % 32;
+      const uint8_t lo = b.ql[64 * half + l + 32 * (quad % 2)];
+      const int nibble = quad < 2 ? lo & 0xF : lo >> 4;
+      return nibble | ((b.qh[32 * half + l] >> (2 * quad)) & 3) << 4;
+    };
+    for (int g = 0; g < kQK_K / 8; ++g) {
+      for (int i = 0; i < 4; ++i) {
+        q[(g * kPackRows + r) * 4 + i] =
+            static_cast<uint8_t>((code(8 * g + i) & 0xF) | (code(8 * g + 4 + i) & 0xF) << 4);
+      }
+    }
+    for (int p = 0; p < kQK_K / 16; ++p) {
+      for (int i = 0; i < 4; ++i) {
+        int bits = 0;
+        for (int f = 0; f < 4; ++f) bits |= (code(16 * p + 4 * f + i) >> 4) << (2 * f);
+        high[(p * kPackRows + r) * 4 + i] = static_cast<uint8_t>(bits);
+      }
+    }
+  }
+}
+
 template <typename Block, typename ScaleT,
           void (*kPackBlock)(const Block* const*, uint8_t*, ScaleT*)>
 void PackGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* out) {
@@ -102,6 +135,7 @@ size_t PackedCodeBytes(TensorType type) {
     case TensorType::kQ8_0: return kPackRows * kQK;
     case TensorType::kQ4_0: return kPackRows * kQK / 2;
     case TensorType::kQ4_K: return kPackRows * kQK_K / 2;
+    case TensorType::kQ6_K: return kPackRows * kQK_K * 3 / 4;
     default: return 0;
   }
 }
@@ -111,13 +145,17 @@ size_t PackedScaleBytes(TensorType type) {
     case TensorType::kQ8_0:
     case TensorType::kQ4_0: return kPackRows * sizeof(uint16_t);
     case TensorType::kQ4_K: return kPackRows * (8 + 8 + 2 * sizeof(uint16_t));
+    case TensorType::kQ6_K: return kPackRows * (16 + sizeof(uint16_t));
     default: return 0;
   }
 }
 
+int64_t PackedSumElems(TensorType weight_type) { return weight_type == TensorType::kQ6_K ? 16 : 32; }
+
 void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_rows, int64_t n_in,
-                           float* scales, int32_t* sums) {
+                           int64_t sum_elems, float* scales, int32_t* sums) {
   if (act_type == TensorType::kQ8_0) {
+    SWIFTLET_CHECK(sum_elems == kQK);
     const auto* blocks = reinterpret_cast<const BlockQ8_0*>(rows);
     for (int64_t i = 0; i < n_rows * (n_in / kQK); ++i) {
       scales[i] = Fp16ToFp32(blocks[i].d);
@@ -131,7 +169,11 @@ void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_r
   const auto* blocks = reinterpret_cast<const BlockQ8_K*>(rows);
   for (int64_t i = 0; i < n_rows * (n_in / kQK_K); ++i) {
     scales[i] = blocks[i].d;
-    for (int j = 0; j < 8; ++j) sums[i * 8 + j] = blocks[i].bsums[2 * j] + blocks[i].bsums[2 * j + 1];
+    if (sum_elems == 16) {
+      for (int j = 0; j < 16; ++j) sums[i * 16 + j] = blocks[i].bsums[j];
+    } else {
+      for (int j = 0; j < 8; ++j) sums[i * 8 + j] = blocks[i].bsums[2 * j] + blocks[i].bsums[2 * j + 1];
+    }
   }
 }
 
@@ -152,7 +194,8 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
     switch (w.type) {
       case TensorType::kQ8_0: PackGroups<BlockQ8_0, uint16_t, PackBlockQ8_0>(w, begin, end, data); break;
       case TensorType::kQ4_0: PackGroups<BlockQ4_0, uint16_t, PackBlockQ4_0>(w, begin, end, data); break;
-      default: PackGroups<BlockQ4_K, uint8_t, PackBlockQ4_K>(w, begin, end, data); break;
+      case TensorType::kQ4_K: PackGroups<BlockQ4_K, uint8_t, PackBlockQ4_K>(w, begin, end, data); break;
+      default: PackGroups<BlockQ6_K, uint8_t, PackBlockQ6_K>(w, begin, end, data); break;
     }
   });
   auto packed = std::unique_ptr<PackedWeight>(new PackedWeight());

@@ -21,6 +21,11 @@
 //   Q4_K, 2048 code bytes per 256-element block: as Q4_0 over 32 groups of
 //     8 elements (sub-block j = groups 4j..4j+3); scales uint8 sc[8][16],
 //     uint8 m[8][16] (the 6-bit values unpacked), uint16 d[16], dmin[16].
+//   Q6_K, 3072 code bytes per 256-element block: the low 4 bits of the 0..63
+//     codes as Q4_K (2048 bytes), then the high 2 bits, 64 bytes per pair of
+//     8-element groups p: byte i of row r holds, from bit 0 up, elements
+//     16p+i, 16p+4+i, 16p+8+i, 16p+12+i; scales int8 sc[16][16], uint16
+//     d[16]. The -32 is applied to the block sums.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +67,9 @@ class PackedWeight {
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
 
 // Activation rows prepared for the packed kernels: the rows MatMul
-// quantizes anyway (Q8_0 for Q8_0/Q4_0 weights, Q8_K for Q4_K), each
-// block's scale as a float, and the sums of its quants per 32 elements (for
-// the offsets and minimums the packed codes carry).
+// quantizes anyway (Q8_0 for Q8_0/Q4_0 weights, Q8_K for the K types), each
+// block's scale as a float, and the sums of its quants per 32 elements (16
+// for Q6_K), for the offsets and minimums the packed codes carry.
 struct PackedActivations {
   const uint8_t* rows = nullptr;   // n_rows rows of row_bytes
   size_t row_bytes = 0;
@@ -75,11 +80,14 @@ struct PackedActivations {
   int sums_per_block = 1;
 };
 
+// Elements per activation sum the packed kernel for `weight_type` wants.
+int64_t PackedSumElems(TensorType weight_type);
+
 // Fills scales and sums for rows already quantized to `act_type` (Q8_0 or
-// Q8_K); `scales` and `sums` must hold n_rows * n_blocks and that times
-// n_in / 32 / n_blocks entries.
+// Q8_K), one sum per `sum_elems` (32, or 16 for Q8_K); `scales` holds
+// n_rows * n_in / block entries, `sums` n_rows * n_in / sum_elems.
 void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_rows, int64_t n_in,
-                           float* scales, int32_t* sums);
+                           int64_t sum_elems, float* scales, int32_t* sums);
 
 // y[t * y_stride + o] for every activation row t and output rows
 // o in [16 * group_begin, 16 * group_end) of a kRows16 weight.

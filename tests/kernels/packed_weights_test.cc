@@ -26,7 +26,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
   std::mt19937 rng(static_cast<uint32_t>(type));
   for (int trial = 0; trial < 12; ++trial) {
     // Odd group counts and row counts reach every tile shape's remainder.
-    const int64_t n_in = BlockElems(type) * (1 + rng() % (type == TensorType::kQ4_K ? 6 : 24));
+    const int64_t n_in = BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 6 : 24));
     const int64_t n_out = kPackRows * (1 + rng() % 9);
     const int64_t n_rows = 1 + rng() % 11;
     const float scale = trial % 4 == 0 ? 1e3f : trial % 4 == 1 ? 1e-3f : 1.0f;
@@ -74,7 +74,8 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, PackedMatMulTest,
-                         ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K),
+                         ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
+                                           TensorType::kQ6_K),
                          [](const auto& info) { return std::string(NameOf(info.param)); });
 
 TEST(PackWeightTest, LeavesShapesWithoutWholeGroupsInTheFileLayout) {
@@ -83,8 +84,8 @@ TEST(PackWeightTest, LeavesShapesWithoutWholeGroupsInTheFileLayout) {
   EXPECT_EQ(PackWeight(odd_rows, KernelIsa::kAvx512Vnni, 1), nullptr);
   const WeightView scalar_cpu{TensorType::kQ8_0, 32, 16, bytes.data(), 34};
   EXPECT_EQ(PackWeight(scalar_cpu, KernelIsa::kAvx2, 1), nullptr);
-  std::vector<uint8_t> q6(210 * 16, 0);
-  const WeightView no_layout{TensorType::kQ6_K, 256, 16, q6.data(), 210};
+  std::vector<uint8_t> q5(176 * 16, 0);
+  const WeightView no_layout{TensorType::kQ5_K, 256, 16, q5.data(), 176};
   EXPECT_EQ(PackWeight(no_layout, KernelIsa::kAvx512Vnni, 1), nullptr);
 }
 
