@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "core/tensor_type.h"
 
@@ -31,6 +32,9 @@ struct WeightView {
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;  // Bytes of one row in the file's layout.
   WeightLayout layout = WeightLayout::kRows;
+  // kRows16 only: the rows past the last whole group of 16, in the file's
+  // layout (null when n_out is a multiple of 16).
+  const uint8_t* tail = nullptr;
   Device device = Device::kCpu;
 };
 
@@ -53,6 +57,11 @@ struct KvRows {
   const uint8_t* At(const uint8_t* const* blocks, int64_t j) const {
     return blocks[j / block_rows] + static_cast<size_t>(j % block_rows) * row_bytes;
   }
+};
+
+struct MatMulJob {
+  WeightView w;
+  float* y = nullptr;  // n_rows rows of w.n_out
 };
 
 struct AttentionShape {
@@ -81,6 +90,11 @@ class Backend {
   // y[t] = W · x[t] for t < n_rows; x rows of w.n_in floats, y rows of
   // w.n_out. Quantized weights see quantized activations (kernels/vec_dot.h).
   virtual void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) = 0;
+
+  // Several matmuls of the same input (Q, K and V; gate and up), each
+  // exactly as MatMul would compute it, in one pass: at most 4 jobs, all
+  // with the same n_in.
+  virtual void MatMuls(std::span<const MatMulJob> jobs, const float* x, int64_t n_rows) = 0;
 
   // y[t] = x[t] / sqrt(mean(x[t]²) + eps) * weight, rows of n.
   virtual void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,

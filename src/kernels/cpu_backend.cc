@@ -4,6 +4,7 @@
 // output rows only.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "core/check.h"
@@ -31,64 +32,38 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(int threads) : pool_(std::max(1, threads)) {}
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
-    SWIFTLET_CHECK(CanMatMul(w.type));
-    const TensorType act_type = ActivationTypeFor(w.type);
-    uint64_t act_row_bytes = 0;
-    SWIFTLET_CHECK(RowBytes(act_type, static_cast<uint64_t>(w.n_in), &act_row_bytes));
-    // Each activation row is quantized once and reused for every weight row.
-    act_.resize(act_row_bytes * static_cast<size_t>(n_rows));
-    for (int64_t t = 0; t < n_rows; ++t) {
-      QuantizeRow(act_type, x + t * w.n_in, act_.data() + t * act_row_bytes, w.n_in);
-    }
-    if (w.layout == WeightLayout::kRows16) {
-      PackedMatMulRows(w, n_rows, act_row_bytes, y);
-      return;
-    }
-    const uint8_t* act = act_.data();
-    auto rows = [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const uint8_t* wrow = w.data + static_cast<size_t>(o) * w.row_bytes;
-        for (int64_t t = 0; t < n_rows; ++t) {
-          y[t * w.n_out + o] = VecDot(w.type, wrow, act + t * act_row_bytes, w.n_in);
-        }
-      }
-    };
-    if (w.n_in * w.n_out * n_rows < kParallelWork) {
-      rows(0, w.n_out);
-      return;
-    }
-    const int64_t tasks = (w.n_out + kRowsPerTask - 1) / kRowsPerTask;
-    pool_.Run(tasks, [&](int64_t task) {
-      rows(task * kRowsPerTask, std::min(w.n_out, (task + 1) * kRowsPerTask));
-    });
+    const MatMulJob job{w, y};
+    MatMuls(std::span<const MatMulJob>(&job, 1), x, n_rows);
   }
 
-  // The packed kernels take the Q8_0 activations plus each block's float
-  // scale and code sum; tasks are whole 16-row groups.
-  void PackedMatMulRows(const WeightView& w, int64_t n_rows, size_t act_row_bytes, float* y) {
-    const TensorType act_type = ActivationTypeFor(w.type);
-    const int64_t nb = w.n_in / BlockElems(act_type);
-    const int64_t sum_elems = PackedSumElems(w.type);
-    const int sums_per_block = static_cast<int>(BlockElems(act_type) / sum_elems);
-    act_scales_.resize(static_cast<size_t>(n_rows * nb));
-    act_sums_.resize(static_cast<size_t>(n_rows * nb * sums_per_block));
-    PrepareActivationSums(act_type, act_.data(), n_rows, w.n_in, sum_elems, act_scales_.data(),
-                          act_sums_.data());
-    const PackedActivations act{act_.data(),        act_row_bytes,
-                                act_scales_.data(), act_sums_.data(),
-                                n_rows,             nb,
-                                sums_per_block};
-    const int64_t groups = w.n_out / kPackRows;
-    if (w.n_in * w.n_out * n_rows < kParallelWork) {
-      PackedMatMul(w, act, 0, groups, y, w.n_out);
+  // Every job's activations are quantized once per activation format, and
+  // all jobs' row ranges go to the pool as one task list, so Q, K and V (or
+  // gate and up) cost one wake-up and one pass over x.
+  void MatMuls(std::span<const MatMulJob> jobs, const float* x, int64_t n_rows) override {
+    SWIFTLET_CHECK(!jobs.empty() && jobs.size() <= kMaxJobs);
+    const int64_t n_in = jobs[0].w.n_in;
+    int64_t work = 0;
+    int64_t tasks[kMaxJobs + 1] = {0};
+    const PreparedActs* acts[kMaxJobs];
+    used_acts_ = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const WeightView& w = jobs[j].w;
+      SWIFTLET_CHECK(CanMatMul(w.type) && w.n_in == n_in);
+      acts[j] = &Prepare(w, x, n_rows);
+      work += w.n_in * w.n_out * n_rows;
+      tasks[j + 1] = tasks[j] + TaskCount(w);
+    }
+    auto run = [&](int64_t task) {
+      size_t j = 0;
+      while (task >= tasks[j + 1]) ++j;
+      RunTask(jobs[j], *acts[j], n_rows, task - tasks[j]);
+    };
+    const int64_t total = tasks[jobs.size()];
+    if (work < kParallelWork) {
+      for (int64_t t = 0; t < total; ++t) run(t);
       return;
     }
-    constexpr int64_t kGroupsPerTask = kRowsPerTask / kPackRows;
-    const int64_t tasks = (groups + kGroupsPerTask - 1) / kGroupsPerTask;
-    pool_.Run(tasks, [&](int64_t task) {
-      PackedMatMul(w, act, task * kGroupsPerTask, std::min(groups, (task + 1) * kGroupsPerTask), y,
-                   w.n_out);
-    });
+    pool_.Run(total, run);
   }
 
   void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,
@@ -225,10 +200,92 @@ class CpuBackend final : public Backend {
     }
   }
 
+  static constexpr size_t kMaxJobs = 4;
+
+  // Activation rows quantized for one weight format, with the block scales
+  // and sums the packed kernels want.
+  struct PreparedActs {
+    TensorType type = TensorType::kF32;
+    int64_t sum_elems = 0;  // 0: no packed sums
+    size_t row_bytes = 0;
+    std::vector<uint8_t> rows;
+    std::vector<float> scales;
+    std::vector<int32_t> sums;
+    PackedActivations packed;
+  };
+
+  // The prepared activations for `w`, made at most once per format in one
+  // MatMuls call (the slots are reused across calls: no allocation once
+  // they have grown).
+  const PreparedActs& Prepare(const WeightView& w, const float* x, int64_t n_rows) {
+    const TensorType type = ActivationTypeFor(w.type);
+    const int64_t sum_elems = w.layout == WeightLayout::kRows16 ? PackedSumElems(w.type) : 0;
+    for (size_t i = 0; i < used_acts_; ++i) {
+      if (acts_[i].type == type && acts_[i].sum_elems == sum_elems) return acts_[i];
+    }
+    SWIFTLET_CHECK(used_acts_ < kMaxJobs);
+    PreparedActs& a = acts_[used_acts_++];
+    a.type = type;
+    a.sum_elems = sum_elems;
+    uint64_t row_bytes = 0;
+    SWIFTLET_CHECK(RowBytes(type, static_cast<uint64_t>(w.n_in), &row_bytes));
+    a.row_bytes = row_bytes;
+    a.rows.resize(row_bytes * static_cast<size_t>(n_rows));
+    for (int64_t t = 0; t < n_rows; ++t) {
+      QuantizeRow(type, x + t * w.n_in, a.rows.data() + t * row_bytes, w.n_in);
+    }
+    if (sum_elems > 0) {
+      const int64_t nb = w.n_in / BlockElems(type);
+      const int sums_per_block = static_cast<int>(BlockElems(type) / sum_elems);
+      a.scales.resize(static_cast<size_t>(n_rows * nb));
+      a.sums.resize(static_cast<size_t>(n_rows * nb * sums_per_block));
+      PrepareActivationSums(type, a.rows.data(), n_rows, w.n_in, sum_elems, a.scales.data(),
+                            a.sums.data());
+      a.packed = {a.rows.data(), a.row_bytes, a.scales.data(), a.sums.data(), n_rows, nb,
+                  sums_per_block};
+    }
+    return a;
+  }
+
+  // Tasks of 64 output rows (whole 16-row groups for packed weights, plus
+  // one task for a packed weight's tail rows).
+  static int64_t TaskCount(const WeightView& w) {
+    if (w.layout != WeightLayout::kRows16) return (w.n_out + kRowsPerTask - 1) / kRowsPerTask;
+    return GroupTasks(w) + (w.tail != nullptr ? 1 : 0);
+  }
+  static constexpr int64_t kGroupsPerTask = kRowsPerTask / kPackRows;
+  static int64_t GroupTasks(const WeightView& w) {
+    return (w.n_out / kPackRows + kGroupsPerTask - 1) / kGroupsPerTask;
+  }
+
+  static void RunTask(const MatMulJob& job, const PreparedActs& act, int64_t n_rows, int64_t task) {
+    const WeightView& w = job.w;
+    float* y = job.y;
+    // Row kernel over output rows [begin, end); `base` holds row first_row.
+    auto rows = [&](const uint8_t* base, int64_t begin, int64_t end, int64_t first_row) {
+      for (int64_t o = begin; o < end; ++o) {
+        const uint8_t* wrow = base + static_cast<size_t>(o - first_row) * w.row_bytes;
+        for (int64_t t = 0; t < n_rows; ++t) {
+          y[t * w.n_out + o] = VecDot(w.type, wrow, act.rows.data() + t * act.row_bytes, w.n_in);
+        }
+      }
+    };
+    if (w.layout != WeightLayout::kRows16) {
+      rows(w.data, task * kRowsPerTask, std::min(w.n_out, (task + 1) * kRowsPerTask), 0);
+      return;
+    }
+    const int64_t groups = w.n_out / kPackRows;
+    if (task == GroupTasks(w)) {
+      rows(w.tail, groups * kPackRows, w.n_out, groups * kPackRows);
+      return;
+    }
+    PackedMatMul(w, act.packed, task * kGroupsPerTask, std::min(groups, (task + 1) * kGroupsPerTask),
+                 y, w.n_out);
+  }
+
   ComputePool pool_;
-  std::vector<uint8_t> act_;
-  std::vector<float> act_scales_;
-  std::vector<int32_t> act_sums_;
+  PreparedActs acts_[kMaxJobs];
+  size_t used_acts_ = 0;
 };
 
 }  // namespace

@@ -181,7 +181,7 @@ void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
 
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads) {
   if (w.layout != WeightLayout::kRows || KernelFor(isa, w.type) == nullptr ||
-      w.n_out % kPackRows != 0 || w.n_in % BlockElems(w.type) != 0 || w.n_out <= 0) {
+      w.n_out < kPackRows || w.n_in % BlockElems(w.type) != 0) {
     return nullptr;
   }
   const int64_t groups = w.n_out / kPackRows;
@@ -203,6 +203,7 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
   packed->bytes_ = bytes;
   packed->view_ = w;
   packed->view_.data = data;
+  if (w.n_out % kPackRows != 0) packed->view_.tail = w.data + groups * kPackRows * w.row_bytes;
   packed->view_.layout = WeightLayout::kRows16;
   return packed;
 }

@@ -62,8 +62,9 @@ class PackedWeight {
 };
 
 // Repacks `w` (layout kRows) when `isa` has a packed kernel for its type and
-// its rows come in whole groups of 16; null otherwise (keep the file's
-// layout). `threads` share the copying.
+// it has at least 16 rows; null otherwise (keep the file's layout). Rows
+// past the last whole group of 16 stay in the file (view().tail points at
+// them), so `w`'s bytes must outlive the result. `threads` share the copying.
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
 
 // Activation rows prepared for the packed kernels: the rows MatMul

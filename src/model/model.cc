@@ -220,9 +220,8 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
     be.RmsNorm(ctx.x.data(), w.attn_norm.data(), E, n, eps, ctx.h.data());
-    be.MatMul(w.wq, ctx.h.data(), n, ctx.q.data());
-    be.MatMul(w.wk, ctx.h.data(), n, ctx.k.data());
-    be.MatMul(w.wv, ctx.h.data(), n, ctx.v.data());
+    const MatMulJob qkv[] = {{w.wq, ctx.q.data()}, {w.wk, ctx.k.data()}, {w.wv, ctx.v.data()}};
+    be.MatMuls(qkv, ctx.h.data(), n);
     AddBias(ctx.q, w.bq, n);
     AddBias(ctx.k, w.bk, n);
     AddBias(ctx.v, w.bv, n);
@@ -243,8 +242,8 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
     be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
 
     be.RmsNorm(ctx.x.data(), w.ffn_norm.data(), E, n, eps, ctx.h.data());
-    be.MatMul(w.w_gate, ctx.h.data(), n, ctx.gate.data());
-    be.MatMul(w.w_up, ctx.h.data(), n, ctx.up.data());
+    const MatMulJob gate_up[] = {{w.w_gate, ctx.gate.data()}, {w.w_up, ctx.up.data()}};
+    be.MatMuls(gate_up, ctx.h.data(), n);
     be.SiluMul(ctx.gate.data(), ctx.up.data(), n * F);
     be.MatMul(w.w_down, ctx.gate.data(), n, ctx.tmp.data());
     be.Add(ctx.x.data(), ctx.tmp.data(), n * E);

@@ -10,6 +10,7 @@
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "kernels/vec_dot.h"
 
@@ -194,6 +195,58 @@ TEST(CpuBackendTest, RmsNormAndSiluMul) {
   backend->SiluMul(g.data(), u.data(), 4);
   const double gv[4] = {-3, -0.5, 0, 2};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(g[i], gv[i] / (1 + std::exp(-gv[i])) * (i + 1), 1e-6);
+}
+
+}  // namespace
+}  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+// MatMuls must give exactly what separate MatMul calls give, with weights of
+// different formats and layouts sharing one input.
+TEST(CpuBackendTest, MatMulsEqualsSeparateMatMulsBitForBit) {
+  const int64_t n_in = 512, rows = 5;
+  const std::vector<float> x = Gaussian(n_in * rows, 21);
+  struct W {
+    TensorType type;
+    int64_t n_out;
+    std::vector<uint8_t> bytes;
+    std::unique_ptr<PackedWeight> packed;
+    WeightView view;
+  };
+  std::vector<W> ws;
+  for (auto [type, n_out] : {std::pair{TensorType::kQ4_K, 48}, {TensorType::kQ6_K, 33},
+                             {TensorType::kQ8_0, 20}, {TensorType::kF16, 7}}) {
+    W w{type, n_out, {}, nullptr, {}};
+    uint64_t row_bytes = 0;
+    ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
+    const std::vector<float> f = Gaussian(n_in * n_out, 30 + static_cast<uint32_t>(type));
+    w.bytes.resize(row_bytes * n_out);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, f.data() + o * n_in, w.bytes.data() + o * row_bytes, n_in);
+    w.view = {type, n_in, n_out, w.bytes.data(), row_bytes};
+    w.packed = PackWeight(w.view, ChosenKernelIsa(), 1);
+    if (w.packed != nullptr) w.view = w.packed->view();
+    ws.push_back(std::move(w));
+  }
+  for (int threads : {1, 2}) {
+    auto backend = MakeCpuBackend(threads);
+    std::vector<std::vector<float>> together(ws.size()), alone(ws.size());
+    std::vector<MatMulJob> jobs;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      together[i].assign(ws[i].n_out * rows, -1);
+      alone[i].assign(ws[i].n_out * rows, -2);
+      jobs.push_back({ws[i].view, together[i].data()});
+      backend->MatMul(ws[i].view, x.data(), rows, alone[i].data());
+    }
+    backend->MatMuls(jobs, x.data(), rows);
+    for (size_t i = 0; i < ws.size(); ++i) {
+      for (size_t k = 0; k < alone[i].size(); ++k) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(together[i][k]), std::bit_cast<uint32_t>(alone[i][k]))
+            << NameOf(ws[i].type) << " element " << k;
+      }
+    }
+  }
 }
 
 }  // namespace
