@@ -1,0 +1,45 @@
+// Time for latency accounting, injectable so tests script it instead of
+// sleeping. Nanoseconds on a monotonic scale with an arbitrary origin.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace swiftlet {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t NowNs() const = 0;
+};
+
+// std::chrono::steady_clock. Thread-safe; lives for the whole program.
+inline const Clock& SystemClock() {
+  struct Steady final : Clock {
+    int64_t NowNs() const override {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    }
+  };
+  static const Steady clock;
+  return clock;
+}
+
+// A clock that moves only when told to. Thread-safe.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(int64_t start_ns = 0) : now_(start_ns) {}
+  int64_t NowNs() const override { return now_.load(std::memory_order_acquire); }
+  void Set(int64_t ns) { now_.store(ns, std::memory_order_release); }
+  void Advance(int64_t ns) { now_.fetch_add(ns, std::memory_order_acq_rel); }
+
+ private:
+  std::atomic<int64_t> now_;
+};
+
+inline constexpr int64_t kNsPerMs = 1'000'000;
+inline constexpr int64_t kNsPerSecond = 1'000'000'000;
+
+}  // namespace swiftlet
