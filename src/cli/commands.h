@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "core/tensor_type.h"
@@ -78,11 +79,48 @@ struct TokenizeOptions {
 };
 int RunTokenize(const TokenizeOptions& options);
 
+// Flag ranges of `bench engine` (bench_engine_command.cc asserts they match
+// the engine's).
+inline constexpr int64_t kBenchMaxGenTokens = 4096;
+inline constexpr int64_t kBenchMaxBatch = 256;
+inline constexpr int kBenchMaxRepeat = 100;
+
+struct BenchEngineOptions {
+  std::string model_path;
+  int64_t prompt_tokens = 128;
+  int64_t gen_tokens = 64;
+  std::vector<int64_t> batch_sizes = {1, 4, 16};
+  int threads = 0;  // 0: all physical cores.
+  int repeat = 3;
+  bool json = false;
+  bool quick_limits = false;  // Millisecond machine-limit runs, for tests.
+};
+// swiftlet bench engine: machine limits, then pp/tg/batched tg of a model.
+int RunBenchEngine(const BenchEngineOptions& options);
+
 // Shared flag parsers.
 absl::StatusOr<TensorType> ParseKvType(const std::string& name);
 
 // Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
 int ReportError(std::string_view message);
 int ReportError(const absl::Status& status);
+
+struct DriveOptions {
+  std::string model_path;
+  std::vector<double> rates;         // requests/s, a sweep
+  int64_t requests = 0;              // per rate; 0: max(40, 15 s of arrivals)
+  int64_t prompt_words = 40;
+  int64_t shared_prefix_words = 0;   // an instruction shared by every request
+  int64_t output_tokens = 32;
+  std::string slo = "ttft=500ms,tpot=100ms";
+  double burstiness = 1;
+  int threads = 0;
+  uint64_t kv_memory_bytes = 0;      // 0: the engine's default
+  int64_t step_tokens = 0;           // 0: the engine's default
+  int64_t chunk_tokens = 0;
+  uint64_t seed = 1;
+  std::string json_path;
+};
+int RunDrive(const DriveOptions& options);
 
 }  // namespace swiftlet::cli

@@ -109,11 +109,52 @@ int Main(int argc, char** argv) {
   make_cmd->add_option("--threads", make.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
 
+  // `bench` groups the benchmarks: `bench engine` runs the model in-process;
+  // the HTTP load generator hangs its own subcommand here later.
+  CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmarks");
+  bench_cmd->require_subcommand(1);
+  BenchEngineOptions bench_engine;
+  CLI::App* bench_engine_cmd = bench_cmd->add_subcommand(
+      "engine",
+      "Measure this machine's limits (read bandwidth, int8 and fp32 peaks), then a model's "
+      "prompt, generation and batched generation tok/s, each as a share of its limit");
+  bench_engine_cmd->add_option("-m,--model", bench_engine.model_path, "GGUF model")->required();
+  bench_engine_cmd->add_option("--prompt-tokens", bench_engine.prompt_tokens,
+                               "Prompt length of the pp test (default 128; at most the model's context)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  bench_engine_cmd->add_option("--gen-tokens", bench_engine.gen_tokens,
+                               "Decode steps of the tg tests (default 64)")
+      ->check(CLI::Range(int64_t{1}, kBenchMaxGenTokens));
+  bench_engine_cmd->add_option("--batch", bench_engine.batch_sizes,
+                               "Comma-separated sequence counts of the tg tests (default 1,4,16; "
+                               "1 is the single-sequence test)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, kBenchMaxBatch));
+  bench_engine_cmd->add_option("--threads,-t", bench_engine.threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  bench_engine_cmd->add_option("--repeat", bench_engine.repeat,
+                               "Timed runs per test, after one warm-up run; the median is reported "
+                               "(default 3)")
+      ->check(CLI::Range(1, kBenchMaxRepeat));
+  bench_engine_cmd->add_flag("--json", bench_engine.json, "Print one JSON object instead of a table");
+  bench_engine_cmd->add_flag("--quick-limits", bench_engine.quick_limits,
+                             "Measure the machine's limits in milliseconds over a small buffer "
+                             "(for tests: the limits and percentages are then rough)");
+
   // CLI11 would only say "a subcommand is required"; name the mistake.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "inspect" && first != "quantize" &&
-      first != "run" && first != "tokenize" && first != "tools") {
-    ReportError("unknown command '" + first + "' (commands: run, tokenize, inspect, quantize, tools)");
+      first != "run" && first != "tokenize" && first != "tools" && first != "bench") {
+    ReportError("unknown command '" + first +
+                "' (commands: run, tokenize, inspect, quantize, bench, tools)");
+    return 2;
+  }
+  if (first == "bench" && argc == 2) {
+    ReportError("bench: name a benchmark (bench commands: engine)");
+    return 2;
+  }
+  if (first == "bench" && argc > 2 && argv[2][0] != '-' && std::string(argv[2]) != "engine") {
+    ReportError(std::string("unknown bench command '") + argv[2] + "' (bench commands: engine)");
     return 2;
   }
   LogitsOptions logits;
@@ -127,6 +168,36 @@ int Main(int argc, char** argv) {
   logits_cmd->add_option("--threads", logits.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
   logits_cmd->add_option("--out,-o", logits.out_path, "Output file")->required();
+
+  DriveOptions drive;
+  CLI::App* drive_cmd = tools_cmd->add_subcommand(
+      "drive", "Open-loop Poisson load straight into the engine (no HTTP), swept over rates");
+  drive_cmd->add_option("-m,--model", drive.model_path, "GGUF model")->required();
+  drive_cmd->add_option("--rate", drive.rates, "Arrival rates, requests/s, comma-separated")
+      ->delimiter(',')
+      ->required();
+  drive_cmd->add_option("--requests", drive.requests, "Requests per rate (default: 15 s of arrivals, at least 40)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  drive_cmd->add_option("--prompt-words", drive.prompt_words, "Words per prompt (default 40)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  drive_cmd->add_option("--shared-prefix-words", drive.shared_prefix_words,
+                        "Words of an instruction shared by every prompt (default 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  drive_cmd->add_option("--output-tokens", drive.output_tokens, "Tokens per request, EOS ignored (default 32)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  drive_cmd->add_option("--slo", drive.slo, "Targets, e.g. ttft=500ms,tpot=100ms[,e2e=2s]");
+  drive_cmd->add_option("--burstiness", drive.burstiness, "Gamma arrivals: 1 is Poisson (default)")
+      ->check(CLI::Range(0.01, 100.0));
+  drive_cmd->add_option("--threads,-t", drive.threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  drive_cmd->add_option("--kv-memory", drive.kv_memory_bytes, "KV cache bytes (default: a share of free RAM)")
+      ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 40));
+  drive_cmd->add_option("--step-tokens", drive.step_tokens, "Tokens per forward pass at most")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  drive_cmd->add_option("--chunk-tokens", drive.chunk_tokens, "Prefill tokens per sequence per step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  drive_cmd->add_option("--seed", drive.seed, "Seed of prompts and arrivals");
+  drive_cmd->add_option("--json", drive.json_path, "Also write the figures to this JSON file");
 
   try {
     app.parse(argc, argv);
@@ -145,6 +216,8 @@ int Main(int argc, char** argv) {
   if (*quantize_cmd) return RunQuantize(quantize);
   if (*make_cmd) return RunMakeModel(make);
   if (*logits_cmd) return RunLogits(logits);
+  if (*bench_engine_cmd) return RunBenchEngine(bench_engine);
+  if (*drive_cmd) return RunDrive(drive);
   return ReportError("no subcommand");
 }
 

@@ -386,5 +386,79 @@ class BadInput(Tmp):
         self.assert_one_line_error(run("frobnicate", check=False), "frobnicate")
 
 
+class BenchEngine(Tmp):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.model = os.path.join(cls.dir, "bench.gguf")
+        run("tools", "make-model", "--layers", "2", "--type", "Q8_0", "--out", cls.model)
+
+    def bench(self, *extra, check=True):
+        return run("bench", "engine", "-m", self.model, "--prompt-tokens", "16", "--gen-tokens", "4",
+                   "--batch", "1,2", "--repeat", "1", "--quick-limits", *extra, check=check)
+
+    def test_json_report(self):
+        p = self.bench("--json")
+        report = json.loads(p.stdout)  # Exactly one JSON value on stdout.
+        self.assertIsInstance(report, dict)
+        machine, model, results = report["machine"], report["model"], report["results"]
+        self.assertTrue(machine["cpu"])
+        self.assertGreaterEqual(machine["threads"], 1)
+        self.assertIn(machine["isa"], ("scalar", "avx2", "avx512", "avx512vnni"))
+        for key in ("read_bandwidth_gbs", "int8_peak_gops", "fp32_peak_gflops"):
+            self.assertTrue(np.isfinite(machine[key]) and machine[key] > 0, key)
+        # Sizes from an independent reader: every layer's seven matrices and
+        # the head (this model has output.weight, so the embedding table is
+        # only gathered).
+        ref = gguf_py.read_gguf(self.model)
+        streamed = ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
+                    "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+        names = {t["name"] for t in ref["tensors"]}
+        self.assertIn("output.weight", names)
+        want = sum(len(t["data"]) for t in ref["tensors"]
+                   if t["name"] == "output.weight" or
+                   (t["name"].startswith("blk.") and t["name"].split(".", 2)[2] in streamed))
+        self.assertEqual(model["weight_bytes_per_token"], want)
+        self.assertEqual(model["n_params"], sum(t["elements"] for t in ref["tensors"]))
+        self.assertEqual(model["arch"], "llama")
+        self.assertEqual(model["path"], self.model)
+        self.assertEqual(set(model["types"]), {t["type"] for t in ref["tensors"]})
+        self.assertEqual([r["test"] for r in results], ["pp16", "tg4", "tg4@b2"])
+        for r in results:
+            for key in ("tok_s", "pct_of_limit", "limit_tok_s"):
+                self.assertTrue(np.isfinite(r[key]) and r[key] > 0, (r["test"], key))
+            self.assertAlmostEqual(r["pct_of_limit"], 100 * r["tok_s"] / r["limit_tok_s"],
+                                   delta=1e-6 * r["pct_of_limit"])
+        # The single-sequence decode limit is the memory bound at one token
+        # per weight pass, unless compute binds first.
+        tg = results[1]
+        memory = machine["read_bandwidth_gbs"] * 1e9 / want
+        self.assertLessEqual(tg["limit_tok_s"], memory * (1 + 1e-9))
+        self.assertIn("pp16", p.stderr)  # Progress goes to stderr.
+
+    def test_table(self):
+        lines = self.bench("--threads", "1").stdout.splitlines()
+        self.assertTrue(lines[0].startswith("machine "), lines[0])
+        self.assertIn("1 threads", lines[0])
+        self.assertIn("GB/s", lines[0])
+        self.assertTrue(lines[1].startswith("model    bench.gguf: llama"), lines[1])
+        self.assertEqual([l.split()[0] for l in lines[3:]], ["pp16", "tg4", "tg4@b2"])
+        for l in lines[3:]:
+            self.assertRegex(l, r"^\S+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+%\s+(memory|compute)$")
+
+    def test_bad_flags(self):
+        err = BadInput().assert_one_line_error
+        err(self.bench("--batch", "0", check=False), "--batch")
+        err(self.bench("--batch", "1,300", check=False), "--batch")
+        err(self.bench("--repeat", "0", check=False), "--repeat")
+        err(self.bench("--gen-tokens", "0", check=False), "--gen-tokens")
+        err(run("bench", "engine", "-m", self.model, "--prompt-tokens", "999999", "--quick-limits",
+                check=False), "--prompt-tokens", "context")
+        err(run("bench", "engine", "-m", "/nope/model.gguf", "--quick-limits", check=False),
+            "/nope/model.gguf")
+        err(run("bench", "engine", check=False), "--model")
+        err(run("bench", "frobnicate", check=False), "frobnicate")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=1)

@@ -1,0 +1,105 @@
+// swiftlet bench engine: runs engine/engine_bench.h and prints its report as
+// a table or one JSON object on stdout; progress goes to stderr.
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "core/str_cat.h"
+#include "engine/engine_bench.h"
+
+namespace swiftlet::cli {
+namespace {
+
+static_assert(kBenchMaxGenTokens == kMaxGenTokens && kBenchMaxBatch == kMaxBatch &&
+              kBenchMaxRepeat == kMaxRepeat);
+
+std::string TypesLine(const ModelCost& cost) {
+  std::string s;
+  for (const TensorTypeTotal& t : cost.types) {
+    s += StrCat(s.empty() ? "" : ", ", NameOf(t.type), " x", t.tensors);
+  }
+  return s;
+}
+
+void PrintTable(const EngineBenchReport& r) {
+  const MachineLimits& m = r.limits;
+  std::printf(
+      "machine  %s, %d threads, kernels %s: read %.1f GB/s, int8 %.0f GOPS (%s), "
+      "fp32 %.0f GFLOPS (%s)\n",
+      r.cpu.c_str(), m.threads, r.isa.c_str(), m.read_bandwidth_gbs, m.int8_peak_gops,
+      m.int8_kernel.c_str(), m.fp32_peak_gflops, m.fp32_kernel.c_str());
+  std::printf("model    %s: %s, %s parameters, %s; %s of weights read per token\n",
+              std::filesystem::path(r.model_path).filename().c_str(), r.arch.c_str(),
+              HumanCount(r.cost.n_params).c_str(), TypesLine(r.cost).c_str(),
+              HumanBytes(r.cost.weight_bytes_per_token).c_str());
+  std::printf("%-14s %10s %12s %11s  %s\n", "test", "tok/s", "limit tok/s", "% of limit", "bound");
+  for (const EngineBenchResult& x : r.results) {
+    std::printf("%-14s %10.2f %12.2f %10.1f%%  %s\n", x.test.c_str(), x.tok_s, x.limit_tok_s,
+                x.pct_of_limit, x.compute_bound ? "compute" : "memory");
+  }
+}
+
+void PrintJson(const EngineBenchReport& r) {
+  const MachineLimits& m = r.limits;
+  nlohmann::json types = nlohmann::json::object();
+  for (const TensorTypeTotal& t : r.cost.types) {
+    types[std::string(NameOf(t.type))] = {{"tensors", t.tensors}, {"bytes", t.bytes}};
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (const EngineBenchResult& x : r.results) {
+    results.push_back({{"test", x.test},
+                       {"tok_s", x.tok_s},
+                       {"pct_of_limit", x.pct_of_limit},
+                       {"limit_tok_s", x.limit_tok_s},
+                       {"bound", x.compute_bound ? "compute" : "memory"},
+                       {"memory_bound_tok_s", x.memory_bound_tok_s},
+                       {"compute_bound_tok_s", x.compute_bound_tok_s},
+                       {"runs", x.runs}});
+  }
+  const nlohmann::json j = {{"machine",
+                             {{"cpu", r.cpu},
+                              {"threads", m.threads},
+                              {"isa", r.isa},
+                              {"read_bandwidth_gbs", m.read_bandwidth_gbs},
+                              {"int8_peak_gops", m.int8_peak_gops},
+                              {"fp32_peak_gflops", m.fp32_peak_gflops},
+                              {"int8_kernel", m.int8_kernel},
+                              {"fp32_kernel", m.fp32_kernel},
+                              {"llc_bytes", m.llc_bytes},
+                              {"read_buffer_bytes", m.read_buffer_bytes}}},
+                            {"model",
+                             {{"path", r.model_path},
+                              {"arch", r.arch},
+                              {"n_params", r.cost.n_params},
+                              {"weight_bytes_per_token", r.cost.weight_bytes_per_token},
+                              {"types", types}}},
+                            {"results", results}};
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+}  // namespace
+
+int RunBenchEngine(const BenchEngineOptions& o) {
+  EngineBenchOptions options;
+  options.model_path = o.model_path;
+  options.prompt_tokens = o.prompt_tokens;
+  options.gen_tokens = o.gen_tokens;
+  options.batch_sizes = o.batch_sizes;
+  options.threads = o.threads;
+  options.repeat = o.repeat;
+  options.quick_limits = o.quick_limits;
+  auto report = RunEngineBench(options, [](const std::string& line) {
+    std::fprintf(stderr, "bench engine: %s\n", line.c_str());
+  });
+  if (!report.ok()) return ReportError(report.status());
+  if (o.json) {
+    PrintJson(*report);
+  } else {
+    PrintTable(*report);
+  }
+  return 0;
+}
+
+}  // namespace swiftlet::cli

@@ -1,0 +1,160 @@
+// The continuous-batching engine: one thread runs the scheduler loop over a
+// paged KV cache; callers on any thread Submit requests and Cancel them.
+//
+// Each step: admitted cancellations are finished; every decoding sequence
+// gets its next token; the rest of the step's token budget goes to prefill
+// chunks by class and deadline (engine/scheduler.h); one forward pass;
+// sampling, stop rules and the incremental detokenizer; events to the
+// request sinks; full blocks committed to the prefix cache. When the cache
+// runs out, the lowest-priority, most recently admitted request is
+// preempted: its blocks are freed and it is recomputed later (its prompt
+// blocks usually come straight back from the prefix cache).
+//
+// Admission happens in Submit, on the caller's thread, from state the loop
+// publishes after every step: a request that cannot meet its TTFT target
+// behind the work queued ahead, or would overflow the queue, the prefill
+// backlog or the KV cache, is refused at once with a reason and a retry
+// estimate.
+//
+// Results do not depend on what else is batched (DESIGN.md): every kernel
+// is batch invariant and each choice samples with its own seeded RNG.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "engine/metrics.h"
+#include "engine/request.h"
+#include "engine/scheduler.h"
+#include "kernels/backend.h"
+#include "kv/paged_kv_cache.h"
+#include "model/model.h"
+#include "text/tokenizer.h"
+
+namespace swiftlet {
+
+struct EngineConfig {
+  int threads = 0;                    // 0: physical cores
+  uint64_t kv_memory_bytes = 0;       // 0: DefaultKvMemoryBytes()
+  int64_t kv_block_tokens = 16;
+  TensorType kv_type = TensorType::kF16;
+  int64_t context = 0;                // per sequence; 0: the model's (capped)
+  SchedulerConfig scheduler;
+  int32_t max_running = 64;           // sequences decoding or prefilling at once
+  int64_t max_queue = 1024;           // requests waiting
+  int64_t max_queued_tokens = 1 << 18;  // prompt tokens waiting
+  int32_t max_n = 16;
+  LatencyTargets slo_interactive{500 * kNsPerMs, 100 * kNsPerMs};
+  LatencyTargets slo_batch{30 * kNsPerSecond, 0};
+  bool prefix_cache = true;
+  const Clock* clock = nullptr;       // null: SystemClock()
+};
+
+// What the loop publishes after each step, for admission and /load.
+struct EngineState {
+  int64_t waiting = 0;
+  int64_t running = 0;
+  int64_t queued_prompt_tokens = 0;              // all classes
+  int64_t queued_interactive_prompt_tokens = 0;
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_available = 0;               // free + evictable cached
+  StepCostModel cost;                            // measured step costs
+  int64_t steps = 0;
+  int64_t preemptions = 0;
+  int64_t prefix_queries_tokens = 0;
+  int64_t prefix_hits_tokens = 0;
+  int64_t computed_tokens = 0;                   // fed to Forward, all time
+};
+
+class Engine final : public RequestQueue {
+ public:
+  // The model and tokenizer must outlive the engine.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const Model& model,
+                                                        const Tokenizer& tokenizer,
+                                                        const EngineConfig& config);
+  ~Engine() override;
+
+  // Starts the engine thread (after a short calibration forward pass).
+  void Start();
+  // Stops accepting, cancels what is left, joins the thread.
+  void Stop();
+
+  SubmitResult Submit(Request request) override;
+  void Cancel(uint64_t id) override;
+
+  EngineState state() const;
+  // Histograms and counters for /metrics; thread-safe to read.
+  const EngineMetrics& metrics() const { return metrics_; }
+  const EngineConfig& config() const { return config_; }
+  int64_t context() const { return context_; }
+
+  // Runs one step on the calling thread (for tests, with Start() not
+  // called). Returns false when no forward pass ran.
+  bool StepForTesting();
+  // Blocks available in the cache now (tests check that all come back).
+  int64_t KvBlocksAvailableForTesting() const { return kv_.blocks_available(); }
+  int64_t KvBlocksTotalForTesting() const { return kv_.blocks_total(); }
+
+ private:
+  struct Active;
+  struct Choice;
+
+  Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
+         PagedKvCache kv, std::unique_ptr<Backend> backend, int64_t context);
+
+  void Loop();
+  bool Step();
+  void TakeIncoming();
+  void ApplyCancellations();
+  bool EnsureSequences(Active& a);
+  bool Reserve(Choice& c, int64_t new_length, const Active& owner);
+  bool PreemptVictim(const Active* keep);
+  void Preempt(Active& a);
+  void Sample(Active& a, Choice& c, const float* logits, int64_t now);
+  void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
+  void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
+  void CompleteIfDone(Active& a);
+  void Publish(double step_ns, int64_t step_tokens);
+  absl::Status Validate(const Request& r) const;
+  SubmitResult Admit(Request& request);
+  LatencyTargets TargetsFor(const RequestOptions& o) const;
+
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  EngineConfig config_;
+  const Clock& clock_;
+  PagedKvCache kv_;
+  std::unique_ptr<Backend> backend_;
+  int64_t context_ = 0;
+  EngineMetrics metrics_;
+  ForwardContext fwd_;
+  ForwardOutput out_;
+  Batch batch_;
+
+  // Engine-thread state.
+  std::vector<std::unique_ptr<Active>> active_;  // admission order
+  int64_t next_order_ = 0;
+
+  // Shared with callers.
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Active>> incoming_;
+  std::unordered_set<uint64_t> cancelled_;
+  EngineState state_;
+  uint64_t next_id_ = 1;
+  bool accepting_ = true;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace swiftlet

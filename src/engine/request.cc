@@ -1,0 +1,33 @@
+#include "engine/request.h"
+
+namespace swiftlet {
+
+const char* LatencyClassName(LatencyClass c) {
+  return c == LatencyClass::kBatch ? "batch" : "interactive";
+}
+
+const char* FinishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kRefused: return "refused";
+    case FinishReason::kError: return "error";
+  }
+  return "error";
+}
+
+const char* RefusalReasonName(RefusalReason r) {
+  switch (r) {
+    case RefusalReason::kNone: return "none";
+    case RefusalReason::kInvalid: return "invalid";
+    case RefusalReason::kQueueFull: return "queue_full";
+    case RefusalReason::kQueuedTokens: return "queued_tokens";
+    case RefusalReason::kKvMemory: return "kv_memory";
+    case RefusalReason::kTtftTarget: return "ttft_target";
+    case RefusalReason::kNotReady: return "not_ready";
+  }
+  return "none";
+}
+
+}  // namespace swiftlet

@@ -1,0 +1,51 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace swiftlet {
+
+StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
+                  const StepCostModel& cost) {
+  StepPlan plan;
+  plan.tokens.assign(demands.size(), 0);
+  int64_t decodes = 0;
+  int64_t tightest_tpot = 0;
+  for (size_t i = 0; i < demands.size(); ++i) {
+    if (!demands[i].decoding) continue;
+    plan.tokens[i] = 1;
+    ++decodes;
+    const int64_t t = demands[i].tpot_target_ns;
+    if (t > 0 && (tightest_tpot == 0 || t < tightest_tpot)) tightest_tpot = t;
+  }
+  int64_t budget = config.step_tokens;
+  if (tightest_tpot > 0 && cost.per_token_ns > 0) {
+    const double room = (static_cast<double>(tightest_tpot) - cost.fixed_ns) / cost.per_token_ns;
+    budget = std::min<int64_t>(budget, static_cast<int64_t>(std::max(0.0, room)));
+  }
+  budget = std::max(budget, decodes);
+  plan.budget = budget;
+  int64_t left = budget - decodes;
+
+  std::vector<size_t> order;
+  for (size_t i = 0; i < demands.size(); ++i) {
+    if (!demands[i].decoding && demands[i].pending_tokens > 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const SequenceDemand& x = demands[a];
+    const SequenceDemand& y = demands[b];
+    if (x.latency_class != y.latency_class) return x.latency_class == LatencyClass::kInteractive;
+    if (x.ttft_deadline_ns != y.ttft_deadline_ns) return x.ttft_deadline_ns < y.ttft_deadline_ns;
+    return x.arrival_order < y.arrival_order;
+  });
+  for (size_t i : order) {
+    if (left <= 0) break;
+    const int64_t n = std::min({demands[i].pending_tokens, config.chunk_tokens, left});
+    plan.tokens[i] = n;
+    left -= n;
+  }
+  plan.total = std::accumulate(plan.tokens.begin(), plan.tokens.end(), int64_t{0});
+  return plan;
+}
+
+}  // namespace swiftlet

@@ -1,0 +1,52 @@
+// One scheduler step's plan: which sequences get how many tokens.
+//
+// Pure logic, no model or cache: the engine describes each live sequence
+// (decoding: needs one token; prefilling: needs its remaining prompt) and
+// gets back how many tokens each is fed this step. Rules (DESIGN.md):
+//   1. every decoding sequence gets its one token;
+//   2. the rest of the step's token budget goes to prefill chunks, in order
+//      of class (interactive first), then earliest TTFT deadline, then
+//      arrival; a sequence gets at most chunk_tokens per step;
+//   3. the budget is capped so the predicted step time stays within the
+//      tightest time-per-token target among the decoding sequences (never
+//      below the decode tokens themselves: those are never dropped).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/request.h"
+
+namespace swiftlet {
+
+struct SchedulerConfig {
+  int64_t step_tokens = 256;   // Tokens per forward pass at most.
+  int64_t chunk_tokens = 128;  // Prefill tokens per sequence per step at most.
+};
+
+// Predicted forward time for a step of `tokens` tokens: fixed + per_token * tokens.
+struct StepCostModel {
+  double fixed_ns = 0;
+  double per_token_ns = 0;
+  double PredictNs(int64_t tokens) const { return fixed_ns + per_token_ns * static_cast<double>(tokens); }
+};
+
+struct SequenceDemand {
+  bool decoding = false;         // true: wants exactly one token
+  int64_t pending_tokens = 0;    // prefill: tokens still to compute (> 0)
+  LatencyClass latency_class = LatencyClass::kInteractive;
+  int64_t ttft_deadline_ns = 0;  // for ordering prefill
+  int64_t arrival_order = 0;     // for ties
+  int64_t tpot_target_ns = 0;    // decoding: its target (0: none)
+};
+
+struct StepPlan {
+  std::vector<int64_t> tokens;  // per demand, tokens fed this step (0: none)
+  int64_t total = 0;
+  int64_t budget = 0;  // after the TPOT cap
+};
+
+StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
+                  const StepCostModel& cost);
+
+}  // namespace swiftlet

@@ -1,0 +1,380 @@
+// The continuous-batching engine against a plain greedy loop over the model
+// (an independent path: contiguous KV cache, no scheduler), and its
+// bookkeeping under random arrivals, cancellations and preemptions.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "kv/kv_cache.h"
+#include "model/random_model.h"
+
+namespace swiftlet {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+const Loaded& TinyModel() {
+  static Loaded* loaded = [] {
+    RandomModelSpec spec = *RandomModelPreset("tiny");
+    spec.n_embd = 128;
+    spec.n_layer = 2;
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    spec.n_ff = 256;
+    spec.n_ctx = 512;
+    spec.weights = *ParseQuantTarget("Q8_0");
+    const std::string path = ::testing::TempDir() + "/engine_tiny.gguf";
+    EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
+    auto* l = new Loaded;
+    auto m = Model::Load(path);
+    EXPECT_TRUE(m.ok()) << m.status();
+    l->model = std::move(*m);
+    auto t = Tokenizer::FromGguf(l->model->file());
+    EXPECT_TRUE(t.ok()) << t.status();
+    l->tokenizer = std::move(*t);
+    return l;
+  }();
+  return *loaded;
+}
+
+// Greedy decoding written straight against Model::Forward.
+std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) {
+  const Model& m = *TinyModel().model;
+  const ModelConfig& c = m.config();
+  auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 512, TensorType::kF16}, uint64_t{1} << 30);
+  auto backend = MakeCpuBackend(1);
+  ForwardContext ctx;
+  ForwardOutput out;
+  Batch b;
+  for (size_t i = 0; i < prompt.size(); ++i) b.Add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
+  std::vector<int32_t> result;
+  int32_t pos = static_cast<int32_t>(prompt.size());
+  for (int step = 0; step < n; ++step) {
+    EXPECT_TRUE(m.Forward(b, *cache, *backend, ctx, out).ok());
+    const float* row = out.Row(0);
+    int32_t best = 0;
+    for (int32_t i = 1; i < c.n_vocab; ++i) best = row[i] > row[best] ? i : best;
+    result.push_back(best);
+    b = Batch();
+    b.Add(best, pos++, 0, true);
+  }
+  return result;
+}
+
+// Records everything a request hears.
+struct Recorder final : RequestSink {
+  std::map<int32_t, std::vector<int32_t>> ids;
+  std::map<int32_t, std::string> text;
+  std::map<int32_t, FinishReason> finish;
+  std::map<int32_t, int> finish_calls;
+  std::vector<TokenEvent> events;
+  int completes = 0;
+  Usage usage;
+  void OnTokens(const TokenEvent& e) override {
+    ids[e.choice].insert(ids[e.choice].end(), e.ids.begin(), e.ids.end());
+    text[e.choice] += e.text;
+    events.push_back(e);
+  }
+  void OnFinish(int32_t choice, FinishReason r, const std::string&) override {
+    finish[choice] = r;
+    finish_calls[choice] += 1;
+  }
+  void OnComplete(const Usage& u, const Timings&) override {
+    usage = u;
+    ++completes;
+  }
+};
+
+EngineConfig SmallConfig() {
+  EngineConfig cfg;
+  cfg.threads = 1;
+  cfg.kv_memory_bytes = uint64_t{64} << 20;
+  cfg.context = 256;
+  cfg.scheduler.step_tokens = 64;
+  cfg.scheduler.chunk_tokens = 16;
+  return cfg;
+}
+
+std::unique_ptr<Engine> MakeEngine(const EngineConfig& cfg) {
+  auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, cfg);
+  EXPECT_TRUE(e.ok()) << e.status();
+  return e.ok() ? std::move(*e) : nullptr;
+}
+
+Request Greedy(std::vector<int32_t> prompt, int max_tokens, std::shared_ptr<Recorder> sink) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.options.sampling.temperature = 0;
+  r.options.max_tokens = max_tokens;
+  r.options.ignore_eos = true;
+  r.sink = std::move(sink);
+  return r;
+}
+
+std::vector<int32_t> Prompt(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> p(n);
+  for (int32_t& t : p) t = static_cast<int32_t>(3 + rng() % 400);
+  return p;
+}
+
+void RunUntilIdle(Engine& e, int max_steps = 10000) {
+  for (int steps = 0;; ++steps) {
+    ASSERT_LT(steps, max_steps) << "engine stuck";
+    const bool ran = e.StepForTesting();
+    if (!ran && e.state().running + e.state().waiting == 0) return;
+  }
+}
+
+TEST(EngineTest, GreedyMatchesThePlainLoopAloneAndAmongOthers) {
+  const std::vector<int32_t> prompt = Prompt(1, 37);
+  const std::vector<int32_t> want = ReferenceGreedy(prompt, 12);
+  auto e = MakeEngine(SmallConfig());
+  auto alone = std::make_shared<Recorder>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 12, alone)).accepted());
+  RunUntilIdle(*e);
+  EXPECT_EQ(alone->ids[0], want);
+  EXPECT_EQ(alone->finish[0], FinishReason::kLength);
+  EXPECT_EQ(alone->completes, 1);
+
+  // The same request arriving mid-way among others of other lengths.
+  std::vector<std::shared_ptr<Recorder>> others;
+  for (int i = 0; i < 4; ++i) {
+    others.push_back(std::make_shared<Recorder>());
+    ASSERT_TRUE(e->Submit(Greedy(Prompt(10 + i, 5 + 13 * i), 9 + i, others.back())).accepted());
+    e->StepForTesting();
+  }
+  auto among = std::make_shared<Recorder>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 12, among)).accepted());
+  RunUntilIdle(*e);
+  EXPECT_EQ(among->ids[0], want);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(others[i]->ids[0], ReferenceGreedy(Prompt(10 + i, 5 + 13 * i), 9 + i));
+  EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+}
+
+TEST(EngineTest, SeededSamplingGivesTheSameTokensInAnyBatch) {
+  auto run = [](bool crowded) {
+    auto e = MakeEngine(SmallConfig());
+    std::vector<std::shared_ptr<Recorder>> noise;
+    if (crowded) {
+      for (int i = 0; i < 3; ++i) {
+        noise.push_back(std::make_shared<Recorder>());
+        Request r = Greedy(Prompt(50 + i, 20), 15, noise.back());
+        r.options.sampling.temperature = 1.0f;
+        r.options.sampling.seed = 7 + i;
+        EXPECT_TRUE(e->Submit(std::move(r)).accepted());
+      }
+      e->StepForTesting();
+    }
+    auto sink = std::make_shared<Recorder>();
+    Request r = Greedy(Prompt(2, 30), 20, sink);
+    r.options.sampling.temperature = 0.9f;
+    r.options.sampling.top_k = 40;
+    r.options.sampling.seed = 1234;
+    r.options.n = 2;
+    EXPECT_TRUE(e->Submit(std::move(r)).accepted());
+    RunUntilIdle(*e);
+    EXPECT_EQ(sink->completes, 1);
+    EXPECT_EQ(sink->usage.completion_tokens, 40);
+    return std::make_pair(sink->ids[0], sink->ids[1]);
+  };
+  const auto alone = run(false);
+  const auto crowded = run(true);
+  EXPECT_EQ(alone.first, crowded.first);
+  EXPECT_EQ(alone.second, crowded.second);
+  EXPECT_NE(alone.first, alone.second) << "choices must draw with different seeds";
+}
+
+TEST(EngineTest, PrefixCacheComputesOnlyTheRestAndGivesTheSameTokens) {
+  auto e = MakeEngine(SmallConfig());
+  const std::vector<int32_t> prompt = Prompt(3, 50);
+  auto first = std::make_shared<Recorder>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 6, first)).accepted());
+  RunUntilIdle(*e);
+  const int64_t before = e->state().computed_tokens;
+  auto second = std::make_shared<Recorder>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 6, second)).accepted());
+  RunUntilIdle(*e);
+  // 49 tokens may match (one is always computed): three full blocks of 16.
+  const int64_t computed = e->state().computed_tokens - before;
+  EXPECT_EQ(computed, 50 - 48 + 5) << "prompt remainder plus five decode steps";
+  EXPECT_EQ(second->usage.cached_prompt_tokens, 48);
+  EXPECT_EQ(second->ids[0], first->ids[0]);
+  EXPECT_EQ(first->ids[0], ReferenceGreedy(prompt, 6));
+  EXPECT_GE(e->state().prefix_hits_tokens, 48);
+  const EngineMetrics& m = e->metrics();
+  EXPECT_EQ(m.prefix_cache_hits_tokens.Value(), 48u);
+  EXPECT_EQ(m.prefix_cache_queries_tokens.Value(), 49u + 49u);
+  EXPECT_EQ(m.generation_tokens_total.Value(), 12u);
+  EXPECT_EQ(m.prompt_tokens_total.Value(), 100u);
+  EXPECT_EQ(m.time_to_first_token_seconds.Snapshot().count, 2u);
+  EXPECT_EQ(m.inter_token_latency_seconds.Snapshot().count, 10u);
+  EXPECT_EQ(m.requests_finished.Value(FinishReason::kLength), 2u);
+}
+
+TEST(EngineTest, StopStringIsNeverEmittedAndEndsTheChoice) {
+  auto e = MakeEngine(SmallConfig());
+  const std::vector<int32_t> prompt = Prompt(4, 20);
+  auto free_run = std::make_shared<Recorder>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 24, free_run)).accepted());
+  RunUntilIdle(*e);
+  const std::string full = free_run->text[0];
+  ASSERT_GE(full.size(), 12u);
+  const std::string stop = full.substr(full.size() / 2, 3);
+  const std::string want = full.substr(0, full.find(stop));
+  auto stopped = std::make_shared<Recorder>();
+  Request r = Greedy(prompt, 24, stopped);
+  r.options.stop = {stop};
+  ASSERT_TRUE(e->Submit(std::move(r)).accepted());
+  RunUntilIdle(*e);
+  EXPECT_EQ(stopped->text[0], want);
+  EXPECT_EQ(stopped->finish[0], FinishReason::kStop);
+}
+
+TEST(EngineTest, RefusesAtSubmitWithAReason) {
+  EngineConfig cfg = SmallConfig();
+  cfg.max_queue = 2;
+  auto e = MakeEngine(cfg);
+  auto sink = std::make_shared<Recorder>();
+  Request bad = Greedy({}, 4, sink);
+  EXPECT_EQ(e->Submit(bad).refused, RefusalReason::kInvalid);
+  bad = Greedy({1, 2, 100000}, 4, sink);
+  EXPECT_EQ(e->Submit(bad).refused, RefusalReason::kInvalid);
+  bad = Greedy({1, 2}, 4, sink);
+  bad.options.n = 0;
+  EXPECT_EQ(e->Submit(bad).refused, RefusalReason::kInvalid);
+  EXPECT_TRUE(e->Submit(Greedy({1, 2}, 4, sink)).accepted());
+  EXPECT_TRUE(e->Submit(Greedy({1, 2}, 4, sink)).accepted());
+  const SubmitResult full = e->Submit(Greedy({1, 2}, 4, sink));
+  EXPECT_EQ(full.refused, RefusalReason::kQueueFull);
+  EXPECT_GE(full.retry_after_ms, 1);
+  EXPECT_EQ(sink->events.size(), 0u) << "a refused request hears nothing";
+  EXPECT_EQ(e->metrics().refusals.Value(RefusalReason::kInvalid), 3u);
+  EXPECT_EQ(e->metrics().refusals.Value(RefusalReason::kQueueFull), 1u);
+
+  EngineConfig small = SmallConfig();
+  small.kv_memory_bytes = 16 * PagedKvCache::BlockBytes({2, 64, 16, 1, TensorType::kF16, 8});
+  auto tiny = MakeEngine(small);
+  const SubmitResult kv = tiny->Submit(Greedy(Prompt(5, 100), 200, sink));
+  EXPECT_EQ(kv.refused, RefusalReason::kKvMemory) << kv.message;
+}
+
+TEST(EngineTest, RefusesWhatCannotMeetItsTtftTarget) {
+  auto e = MakeEngine(SmallConfig());
+  e->Start();  // calibrates the cost model
+  auto sink = std::make_shared<Recorder>();
+  Request r = Greedy(Prompt(6, 100), 4, sink);
+  r.options.targets.ttft_ns = 1;  // 1 ns: no forward pass is that fast
+  const SubmitResult s = e->Submit(std::move(r));
+  EXPECT_EQ(s.refused, RefusalReason::kTtftTarget) << s.message;
+  EXPECT_GE(s.retry_after_ms, 1);
+  e->Stop();
+}
+
+TEST(EngineTest, CancelFreesBlocksInEveryPhase) {
+  auto e = MakeEngine(SmallConfig());
+  for (int phase = 0; phase < 3; ++phase) {
+    auto sink = std::make_shared<Recorder>();
+    const SubmitResult s = e->Submit(Greedy(Prompt(7, 60), 30, sink));
+    ASSERT_TRUE(s.accepted());
+    // 0: still queued; 1: prefilling (60 tokens in chunks of 16); 2: decoding.
+    for (int i = 0; i < (phase == 0 ? 0 : phase == 1 ? 2 : 6); ++i) e->StepForTesting();
+    e->Cancel(s.id);
+    RunUntilIdle(*e);
+    EXPECT_EQ(sink->finish[0], FinishReason::kCancelled) << "phase " << phase;
+    EXPECT_EQ(sink->completes, 1);
+    EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+  }
+}
+
+TEST(EngineTest, LogprobsAreNormalisedAndTheGreedyTokenLeads) {
+  auto e = MakeEngine(SmallConfig());
+  auto sink = std::make_shared<Recorder>();
+  Request r = Greedy(Prompt(8, 10), 5, sink);
+  r.options.top_logprobs = 3;
+  ASSERT_TRUE(e->Submit(std::move(r)).accepted());
+  RunUntilIdle(*e);
+  int checked = 0;
+  for (const TokenEvent& ev : sink->events) {
+    if (ev.ids.empty()) continue;
+    ASSERT_EQ(ev.chosen.size(), 1u);
+    ASSERT_EQ(ev.top.size(), 1u);
+    ASSERT_EQ(ev.top[0].size(), 3u);
+    EXPECT_LE(ev.chosen[0].logprob, 0.0f);
+    EXPECT_EQ(ev.top[0][0].id, ev.ids[0]);
+    EXPECT_GE(ev.top[0][0].logprob, ev.top[0][1].logprob);
+    EXPECT_GE(ev.top[0][1].logprob, ev.top[0][2].logprob);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
+// Random arrivals, lengths, choices and cancellations in a cache small
+// enough to force preemptions: everything finishes exactly once, greedy
+// outputs still match the plain loop, and every block comes back.
+TEST(EngineTest, RandomTrafficEndsWithEveryBlockFreeAndNothingStuck) {
+  EngineConfig cfg = SmallConfig();
+  cfg.kv_memory_bytes = 40 * PagedKvCache::BlockBytes({2, 64, 16, 1, TensorType::kF16, 8});
+  cfg.max_running = 8;
+  auto e = MakeEngine(cfg);
+  std::mt19937 rng(11);
+  struct Sent {
+    std::shared_ptr<Recorder> sink;
+    std::vector<int32_t> prompt;
+    int max_tokens;
+    int n;
+    bool cancelled;
+  };
+  std::vector<Sent> sent;
+  std::vector<uint64_t> ids;
+  for (int step = 0; step < 400; ++step) {
+    if (step < 300 && rng() % 3 == 0) {
+      Sent s{std::make_shared<Recorder>(), Prompt(100 + step, 1 + rng() % 90), 1 + static_cast<int>(rng() % 40),
+             rng() % 4 == 0 ? 2 : 1, false};
+      Request r = Greedy(s.prompt, s.max_tokens, s.sink);
+      r.options.n = s.n;
+      if (rng() % 3 == 0) r.options.latency_class = LatencyClass::kBatch;
+      const SubmitResult res = e->Submit(std::move(r));
+      ASSERT_TRUE(res.accepted()) << res.message;
+      sent.push_back(s);
+      ids.push_back(res.id);
+    }
+    if (!ids.empty() && rng() % 17 == 0) {
+      const size_t victim = rng() % ids.size();
+      sent[victim].cancelled = true;
+      e->Cancel(ids[victim]);
+    }
+    e->StepForTesting();
+  }
+  RunUntilIdle(*e, 20000);
+  EXPECT_GT(e->state().preemptions, 0) << "the cache was meant to run out";
+  for (size_t i = 0; i < sent.size(); ++i) {
+    const Sent& s = sent[i];
+    ASSERT_EQ(s.sink->completes, 1) << "request " << i;
+    for (int c = 0; c < s.n; ++c) {
+      if (s.sink->finish_calls.count(c) == 0) {
+        EXPECT_TRUE(s.cancelled) << "request " << i << " choice " << c << " never finished";
+        continue;
+      }
+      EXPECT_EQ(s.sink->finish_calls[c], 1);
+      if (s.sink->finish[c] == FinishReason::kLength) {
+        // Greedy choices all equal the plain loop, preempted or not.
+        EXPECT_EQ(s.sink->ids[c], ReferenceGreedy(s.prompt, s.max_tokens)) << "request " << i;
+      } else {
+        EXPECT_EQ(s.sink->finish[c], FinishReason::kCancelled) << "request " << i;
+      }
+    }
+  }
+  EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+  EXPECT_EQ(e->state().running, 0);
+  EXPECT_EQ(e->state().waiting, 0);
+}
+
+}  // namespace
+}  // namespace swiftlet

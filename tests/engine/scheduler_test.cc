@@ -1,0 +1,56 @@
+#include "engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace swiftlet {
+namespace {
+
+SequenceDemand Decode(int64_t tpot = 0) {
+  SequenceDemand d;
+  d.decoding = true;
+  d.pending_tokens = 1;
+  d.tpot_target_ns = tpot;
+  return d;
+}
+
+SequenceDemand Prefill(int64_t pending, LatencyClass c, int64_t deadline, int64_t order) {
+  SequenceDemand d;
+  d.pending_tokens = pending;
+  d.latency_class = c;
+  d.ttft_deadline_ns = deadline;
+  d.arrival_order = order;
+  return d;
+}
+
+TEST(SchedulerTest, DecodesFirstThenPrefillByClassThenDeadline) {
+  const SchedulerConfig cfg{20, 8};
+  const std::vector<SequenceDemand> d = {
+      Prefill(30, LatencyClass::kBatch, 1, 0),         // earliest deadline, but batch
+      Decode(), Decode(),
+      Prefill(5, LatencyClass::kInteractive, 900, 1),
+      Prefill(30, LatencyClass::kInteractive, 100, 2),  // earliest interactive
+  };
+  const StepPlan p = PlanStep(d, cfg, {});
+  // 2 decodes; 18 left: interactive deadline 100 gets a chunk of 8, then
+  // deadline 900 its 5, then batch the remaining 5.
+  EXPECT_EQ(p.tokens, (std::vector<int64_t>{5, 1, 1, 5, 8}));
+  EXPECT_EQ(p.total, 20);
+}
+
+TEST(SchedulerTest, BudgetCappedByTheTightestTimePerTokenButNeverBelowTheDecodes) {
+  const SchedulerConfig cfg{256, 128};
+  const StepCostModel cost{10e6, 1e6};  // 10 ms + 1 ms per token
+  std::vector<SequenceDemand> d = {Decode(50'000'000), Decode(100'000'000),
+                                   Prefill(500, LatencyClass::kInteractive, 0, 0)};
+  StepPlan p = PlanStep(d, cfg, cost);
+  // (50 ms - 10 ms) / 1 ms = 40 tokens: 2 decodes + 38 prefill.
+  EXPECT_EQ(p.budget, 40);
+  EXPECT_EQ(p.tokens[2], 38);
+  d[0].tpot_target_ns = 5'000'000;  // below the fixed cost: decodes only
+  p = PlanStep(d, cfg, cost);
+  EXPECT_EQ(p.budget, 2);
+  EXPECT_EQ(p.tokens, (std::vector<int64_t>{1, 1, 0}));
+}
+
+}  // namespace
+}  // namespace swiftlet
