@@ -460,5 +460,48 @@ class BenchEngine(Tmp):
         err(run("bench", "frobnicate", check=False), "frobnicate")
 
 
+class Drive(Tmp):
+    """tools drive: the in-process load driver, end to end on a small model."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.model = os.path.join(cls.dir, "drive.gguf")
+        run("tools", "make-model", "--layers", "2", "--type", "Q8_0", "--vocab", VOCAB,
+            "--out", cls.model)
+
+    def test_sweep_report(self):
+        out = self.path("drive.json")
+        p = run("tools", "drive", "-m", self.model, "--rate", "40,80", "--requests", "12",
+                "--output-tokens", "4", "--prompt-words", "10", "--slo", "ttft=20s,tpot=10s",
+                "--json", out)
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual([r["rate_per_s"] for r in report["runs"]], [40, 80])
+        for r in report["runs"]:
+            # 12 requests, the first one a warm-up left out of the figures.
+            self.assertEqual(r["offered"], 11)
+            self.assertEqual(r["finished"] + r["refused"] + r["errors"], r["offered"])
+            # Targets this loose are met by every request that was admitted.
+            self.assertEqual(r["refused"], 0)
+            self.assertEqual(r["finished"], 11)
+            self.assertAlmostEqual(r["attainment_pct"], 100.0)
+            self.assertGreater(r["goodput_req_s"], 0)
+            self.assertGreater(r["tpot_p50_ms"], 0)
+            self.assertLessEqual(r["ttft_p50_ms"], r["ttft_p99_ms"])
+        self.assertGreater(report["mean_prompt_tokens"], 10)
+        self.assertIn("40.0", p.stdout)
+
+    def test_bad_flags(self):
+        err = BadInput().assert_one_line_error
+        err(run("tools", "drive", "-m", self.model, "--rate", "0", check=False), "--rate")
+        err(run("tools", "drive", "-m", self.model, "--rate", "5", "--slo", "ttft=fast",
+                check=False), "--slo", "fast")
+        err(run("tools", "drive", "-m", self.model, "--rate", "5", "--slo", "tbt=1s",
+                check=False), "--slo", "tbt")
+        err(run("tools", "drive", "-m", "/nope/model.gguf", "--rate", "5", check=False),
+            "/nope/model.gguf")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=1)
