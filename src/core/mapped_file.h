@@ -24,6 +24,13 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+  // Tells the kernel this process no longer needs the whole pages inside
+  // [p, p + n) (bytes copied elsewhere, e.g. repacked weights), so they stop
+  // counting in its resident memory. Reading them again still works: the
+  // pages fault back in from the file. Ranges outside the mapping are
+  // ignored.
+  void DropPages(const uint8_t* p, size_t n) const;
   const std::string& path() const { return path_; }
 
  private:

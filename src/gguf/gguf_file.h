@@ -71,6 +71,12 @@ class GgufFile {
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* FindTensor(std::string_view name) const;
 
+  // MappedFile::DropPages for bytes of this file (no-op when parsed from a
+  // buffer).
+  void DropPages(const uint8_t* p, size_t n) const {
+    if (mapping_ != nullptr) mapping_->DropPages(p, n);
+  }
+
   // Typed metadata lookups. NotFound names a missing key; InvalidArgument
   // names a key whose stored type does not fit. GetInt accepts any integer
   // type, GetFloat any number.

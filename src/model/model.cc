@@ -161,6 +161,11 @@ void Model::PackMatrices() {
   auto pack = [&](WeightView& w) {
     std::unique_ptr<PackedWeight> p = PackWeight(w, isa, threads);
     if (p == nullptr) return;
+    // The packed copy replaces the file's bytes (except a tail it keeps
+    // reading), so their pages need not stay resident.
+    if (w.data != weights_.token_embd.data) {
+      file_->DropPages(w.data, static_cast<size_t>(w.n_out / kPackRows * kPackRows) * w.row_bytes);
+    }
     w = p->view();
     packed_.push_back(std::move(p));
   };
