@@ -1,0 +1,528 @@
+// The server's Beast side: the acceptor and one Connection per socket.
+//
+// A Connection's state lives on its strand. Its states, in the order a
+// request goes through them:
+//   kWaiting   no request bytes yet: a read for the first byte, timed by
+//              idle_timeout (header_timeout before the first request)
+//   kReading   header (header_timeout), then body (body_timeout)
+//   kHandling  the handler has the request; a read stays pending to notice
+//              a client that leaves; writes are timed by write_timeout
+//   kAnswering an error answer is being written, then kLingering
+//   kLingering send side shut; reading and discarding until the peer closes
+//   kClosed
+// Lifetime: handlers, timers and writers hold shared_ptr<Connection>, and
+// the Connection holds the ServerCore (io_context included), so asio
+// objects never outlive their io_context.
+#include "http/server.h"
+
+#include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "core/str_cat.h"
+#include "http/exchange.h"
+#include "http/wire_format.h"
+
+namespace swiftlet::http {
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
+using tcp = asio::ip::tcp;
+using Strand = asio::strand<asio::io_context::executor_type>;
+using internal::Exchange;
+using internal::Outgoing;
+
+namespace {
+class Connection;
+}  // namespace
+
+namespace internal {
+
+struct ServerCore {
+  ServerCore(HttpServerOptions o, HttpHandler h) : options(std::move(o)), handler(std::move(h)) {}
+
+  const HttpServerOptions options;
+  const HttpHandler handler;
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::optional<tcp::acceptor> acceptor;      // On its own strand.
+  std::optional<asio::steady_timer> retry;    // Accept back-off, same strand.
+  std::vector<std::thread> threads;
+  std::atomic<bool> draining{false};
+
+  // Shared by every Post; exclusive once, when the server is destroyed.
+  std::shared_mutex post_mu;
+  bool posts_closed = false;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unordered_map<uint64_t, std::weak_ptr<Connection>> open;  // Guarded by mu.
+  uint64_t next_id = 1;                                           // Guarded by mu.
+
+  size_t OpenCount() {
+    std::lock_guard lock(mu);
+    return open.size();
+  }
+  void Unregister(uint64_t id) {
+    std::lock_guard lock(mu);
+    open.erase(id);
+    cv.notify_all();
+  }
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::ServerCore;
+
+bool IsParseError(const error_code& ec) {
+  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+}
+
+class Connection final : public internal::ConnectionPort,
+                         public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<ServerCore> core, Strand strand, tcp::socket socket, uint64_t id)
+      : core_(std::move(core)),
+        id_(id),
+        strand_(std::move(strand)),
+        socket_(std::move(socket)),
+        timer_(strand_),
+        buffer_(core_->options.max_header_bytes + 8192) {}
+
+  void Start() {
+    error_code ec;
+    tcp::endpoint peer = socket_.remote_endpoint(ec);
+    if (!ec) remote_ = StrCat(peer.address().to_string(), ":", peer.port());
+    socket_.set_option(tcp::no_delay(true), ec);  // Small SSE writes must not wait for ACKs.
+    WaitForRequest();
+  }
+
+  bool Post(std::function<void()> fn) override {
+    std::shared_lock lock(core_->post_mu);
+    if (core_->posts_closed) return false;
+    asio::post(strand_, std::move(fn));
+    return true;
+  }
+
+  void Send(Outgoing piece) override {
+    if (state_ == State::kClosed || piece.exchange != exchange_) return;
+    Wire wire{piece.exchange, {}, piece.counted, piece.last};
+    if (piece.head) {
+      const bool stream = !piece.head->content_length.has_value();
+      const bool chunked = stream && version11_;
+      keep_alive_ = keep_alive_ && !draining_ && !(stream && !chunked);
+      wire.bytes = SerializeResponseHead(piece.head->status, piece.head->headers,
+                                         piece.head->content_length, chunked, keep_alive_);
+    }
+    if (!head_request_) wire.bytes += piece.data;
+    out_.push_back(std::move(wire));
+    StartWrite();
+  }
+
+  void Abort(const std::shared_ptr<Exchange>& exchange) override {
+    if (exchange == exchange_) Close();
+  }
+
+  void Abandon(const std::shared_ptr<Exchange>& exchange) override {
+    if (exchange != exchange_ || state_ == State::kClosed) return;
+    if (exchange->Advance(Exchange::Phase::kIdle, Exchange::Phase::kFinished)) {
+      std::string body =
+          "{\"error\":{\"message\":\"the handler sent no response\",\"type\":\"server_error\","
+          "\"param\":null,\"code\":null}}";
+      Send(Outgoing{exchange, internal::OutgoingHead{500, {}, body.size()}, body, 0, true});
+    } else {
+      Close();  // A stream cannot be completed without its writer.
+    }
+  }
+
+  // Server shutdown: nothing more after the current response.
+  void Drain() {
+    draining_ = true;
+    if (state_ == State::kWaiting) Close();
+  }
+
+  void Close() {
+    if (state_ == State::kClosed) return;
+    state_ = State::kClosed;
+    error_code ec;
+    timer_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    if (!writing_) ReleaseQueued();
+    if (std::shared_ptr<Exchange> exchange = std::move(exchange_)) exchange->CloseBeforeFinish();
+    core_->Unregister(id_);
+  }
+
+ private:
+  enum class State { kWaiting, kReading, kHandling, kAnswering, kLingering, kClosed };
+
+  struct Wire {
+    std::shared_ptr<Exchange> exchange;  // Null for the server's own answers.
+    std::string bytes;
+    size_t counted = 0;
+    bool last = false;
+  };
+
+  std::shared_ptr<Connection> self() { return shared_from_this(); }
+
+  void WaitForRequest() {
+    state_ = State::kWaiting;
+    if (buffer_.size() > 0) {  // Pipelined bytes are already here.
+      if (read_pending_) {
+        socket_.cancel();  // OnRead sees the abort in kWaiting and starts the header.
+      } else {
+        StartHeader();
+      }
+      return;
+    }
+    ArmTimer(requests_seen_ ? core_->options.idle_timeout : core_->options.header_timeout);
+    if (!read_pending_) ReadSome();
+  }
+
+  void ReadSome() {
+    size_t room = buffer_.max_size() - buffer_.size();
+    if (room == 0) return;  // Full of pipelined bytes: they wait for their turn.
+    read_pending_ = true;
+    socket_.async_read_some(buffer_.prepare(std::min<size_t>(room, 4096)),
+                            [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
+  }
+
+  void OnRead(error_code ec, size_t n) {
+    read_pending_ = false;
+    if (state_ == State::kClosed) return;
+    if (state_ == State::kLingering) {
+      lingered_ += n;
+      if (ec || lingered_ > core_->options.linger_bytes) return Close();
+      return ReadSome();
+    }
+    if (!ec) buffer_.commit(n);
+    if (ec == asio::error::operation_aborted && state_ == State::kWaiting) return StartHeader();
+    if (ec) return Close();  // EOF or reset: the client is gone.
+    if (state_ == State::kWaiting) return StartHeader();
+    if (state_ == State::kHandling) return ReadSome();
+  }
+
+  void StartHeader() {
+    state_ = State::kReading;
+    requests_seen_ = true;
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(
+        std::min<size_t>(core_->options.max_header_bytes, UINT32_MAX)));
+    parser_->body_limit(core_->options.max_body_bytes);
+    ArmTimer(core_->options.header_timeout);
+    bhttp::async_read_header(socket_, buffer_, *parser_,
+                             [self = self()](error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(error_code ec) {
+    if (state_ == State::kClosed) return;
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      return Answer(431, "request header fields too large");
+    }
+    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
+    if (IsParseError(ec)) return Answer(400, "malformed HTTP request");
+    if (ec) return Close();
+    if (draining_ || core_->draining.load()) return Answer(503, "server is shutting down");
+    if (parser_->content_length() &&
+        *parser_->content_length() > core_->options.max_body_bytes) {
+      return Answer(413, "request body too large");
+    }
+    if (parser_->is_done()) return Dispatch();
+    auto expect = parser_->get().find(bhttp::field::expect);
+    if (expect != parser_->get().end() && EqualsIgnoreCase(std::string_view(expect->value().data(), expect->value().size()),
+                         "100-continue")) {
+      out_.push_back(Wire{nullptr, "HTTP/1.1 100 Continue\r\n\r\n", 0, false});
+      StartWrite();
+    }
+    ArmTimer(core_->options.body_timeout);
+    bhttp::async_read(socket_, buffer_, *parser_,
+                      [self = self()](error_code ec, size_t) { self->OnBody(ec); });
+  }
+
+  void OnBody(error_code ec) {
+    if (state_ == State::kClosed) return;
+    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
+    if (IsParseError(ec)) return Answer(400, "malformed HTTP request body");
+    if (ec) return Close();
+    Dispatch();
+  }
+
+  void Dispatch() {
+    timer_.cancel();
+    bhttp::request<bhttp::string_body> message = parser_->release();
+    parser_.reset();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    size_t q = request.target.find('?');
+    request.path = request.target.substr(0, q);
+    if (q != std::string::npos) request.query = request.target.substr(q + 1);
+    for (const auto& field : message) {
+      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.version = static_cast<int>(message.version());
+    request.remote_address = remote_;
+    keep_alive_ = message.keep_alive();
+    head_request_ = message.method() == bhttp::verb::head;
+    version11_ = message.version() >= 11;
+
+    exchange_ = std::make_shared<Exchange>(core_->options.send_soft_limit,
+                                           core_->options.send_hard_limit);
+    auto writer = std::make_shared<internal::WriterImpl>(self(), exchange_, version11_);
+    state_ = State::kHandling;
+    ReadSome();
+    core_->handler(std::move(request), std::move(writer));
+  }
+
+  // The server's own answer to a request it will not hand on; then close.
+  void Answer(int status, std::string_view message) {
+    state_ = State::kAnswering;
+    timer_.cancel();
+    out_.push_back(Wire{nullptr, SerializeErrorResponse(status, message), 0, false});
+    ArmTimer(core_->options.write_timeout);
+    StartWrite();
+  }
+
+  void StartWrite() {
+    if (writing_ || out_.empty() || state_ == State::kClosed) return;
+    write_buffers_.clear();
+    write_count_ = std::min<size_t>(out_.size(), 64);
+    for (size_t i = 0; i < write_count_; ++i) write_buffers_.push_back(asio::buffer(out_[i].bytes));
+    writing_ = true;
+    if (state_ == State::kHandling) ArmTimer(core_->options.write_timeout);
+    asio::async_write(socket_, write_buffers_,
+                      [self = self()](error_code ec, size_t) { self->OnWrite(ec); });
+  }
+
+  void OnWrite(error_code ec) {
+    writing_ = false;
+    if (state_ == State::kClosed) return ReleaseQueued();
+    if (ec) return Close();
+    if (state_ == State::kHandling) timer_.cancel();
+    bool finished = false;
+    for (size_t i = 0; i < write_count_; ++i) {
+      Wire& w = out_.front();
+      if (w.exchange) w.exchange->Release(w.counted);
+      finished = finished || (w.last && w.exchange == exchange_);
+      out_.pop_front();
+    }
+    if (state_ == State::kAnswering) {
+      if (out_.empty()) return Linger();
+      return StartWrite();
+    }
+    if (finished) return FinishExchange();
+    StartWrite();
+  }
+
+  void FinishExchange() {
+    exchange_.reset();
+    if (!keep_alive_ || draining_) return Linger();
+    WaitForRequest();
+    StartWrite();  // Normally nothing is left; a write after the last piece is dropped by Send.
+  }
+
+  // Half-close, then wait briefly for the peer to close, so it reads our
+  // last bytes instead of a reset caused by unread input.
+  void Linger() {
+    state_ = State::kLingering;
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    buffer_.consume(buffer_.size());
+    lingered_ = 0;
+    ArmTimer(core_->options.linger_timeout);
+    if (read_pending_) return;
+    read_pending_ = true;
+    socket_.async_read_some(asio::buffer(linger_buf_),
+                            [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
+  }
+
+  void ArmTimer(std::chrono::milliseconds timeout) {
+    timer_.expires_after(timeout);
+    timer_.async_wait([self = self()](error_code ec) {
+      if (ec == asio::error::operation_aborted || self->state_ == State::kClosed) return;
+      if (self->timer_.expiry() > asio::steady_timer::clock_type::now()) return;  // Re-armed.
+      self->Close();
+    });
+  }
+
+  void ReleaseQueued() {
+    for (Wire& w : out_) {
+      if (w.exchange) w.exchange->Release(w.counted);
+    }
+    out_.clear();
+  }
+
+  const std::shared_ptr<ServerCore> core_;
+  const uint64_t id_;
+  Strand strand_;
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  State state_ = State::kWaiting;
+  std::shared_ptr<Exchange> exchange_;
+  std::deque<Wire> out_;
+  std::vector<asio::const_buffer> write_buffers_;
+  size_t write_count_ = 0;
+  size_t lingered_ = 0;
+  std::string remote_;
+  bool read_pending_ = false;
+  bool writing_ = false;
+  bool draining_ = false;
+  bool keep_alive_ = true;
+  bool head_request_ = false;
+  bool version11_ = true;
+  bool requests_seen_ = false;
+  char linger_buf_[4096];
+};
+
+void Accept(const std::shared_ptr<ServerCore>& core) {
+  Strand strand = asio::make_strand(core->ioc);
+  core->acceptor->async_accept(strand, [core, strand](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !core->acceptor->is_open()) return;
+    if (ec) {  // Out of descriptors, say: back off instead of spinning.
+      core->retry->expires_after(std::chrono::milliseconds(50));
+      core->retry->async_wait([core](error_code wait_ec) {
+        if (!wait_ec) Accept(core);
+      });
+      return;
+    }
+    if (core->OpenCount() >= core->options.max_connections) {
+      error_code ignored;
+      socket.non_blocking(true, ignored);
+      static const std::string refusal = SerializeErrorResponse(503, "too many connections");
+      asio::write(socket, asio::buffer(refusal), ignored);
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
+      return Accept(core);
+    }
+    std::shared_ptr<Connection> connection;
+    {
+      std::lock_guard lock(core->mu);
+      uint64_t id = core->next_id++;
+      connection = std::make_shared<Connection>(core, strand, std::move(socket), id);
+      core->open.emplace(id, connection);
+    }
+    asio::post(strand, [connection] { connection->Start(); });
+    Accept(core);
+  });
+}
+
+}  // namespace
+
+HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
+    : core_(std::make_shared<internal::ServerCore>(std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() {
+  Stop(std::chrono::milliseconds(0));
+  {
+    std::unique_lock lock(core_->post_mu);
+    core_->posts_closed = true;
+  }
+  // Run what was posted before posts closed (on closed connections these
+  // are no-ops), so no queued handler keeps a Connection, and with it the
+  // core, alive.
+  core_->ioc.restart();
+  core_->ioc.poll();
+}
+
+absl::Status HttpServer::Start() {
+  if (started_) return absl::FailedPreconditionError("HttpServer::Start called twice");
+  started_ = true;
+  ServerCore& core = *core_;
+  error_code ec;
+  asio::ip::address address = asio::ip::make_address(core.options.host, ec);
+  if (ec) return absl::InvalidArgumentError(StrCat("bad listen address \"", core.options.host,
+                                                   "\": ", ec.message()));
+  tcp::endpoint endpoint(address, core.options.port);
+  Strand strand = asio::make_strand(core.ioc);
+  core.acceptor.emplace(strand);
+  core.retry.emplace(strand);
+  auto fail = [&](const char* what) {
+    return absl::UnavailableError(StrCat(what, " ", core.options.host, ":", core.options.port,
+                                         ": ", ec.message()));
+  };
+  if (core.acceptor->open(endpoint.protocol(), ec); ec) return fail("cannot open");
+  core.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (core.acceptor->bind(endpoint, ec); ec) return fail("cannot bind");
+  if (core.acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) {
+    return fail("cannot listen on");
+  }
+  port_ = core.acceptor->local_endpoint().port();
+  core.work.emplace(core.ioc.get_executor());
+  Accept(core_);
+  for (int i = 0; i < std::max(1, core.options.io_threads); ++i) {
+    core.threads.emplace_back([c = core_] { c->ioc.run(); });
+  }
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop(std::chrono::milliseconds grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  ServerCore& core = *core_;
+  if (core.threads.empty()) return;  // Never started (or failed to).
+  core.draining = true;
+  std::promise<void> acceptor_closed;
+  asio::post(core.acceptor->get_executor(), [&] {
+    error_code ec;
+    core.acceptor->close(ec);
+    core.retry->cancel();
+    acceptor_closed.set_value();
+  });
+  acceptor_closed.get_future().wait();
+
+  auto for_each_open = [&](auto fn) {
+    std::vector<std::shared_ptr<Connection>> open;
+    {
+      std::lock_guard lock(core.mu);
+      for (auto& [id, weak] : core.open) {
+        if (auto c = weak.lock()) open.push_back(std::move(c));
+      }
+    }
+    for (auto& c : open) c->Post([c, fn] { fn(*c); });
+  };
+  auto wait_closed = [&](std::chrono::milliseconds timeout) {
+    std::unique_lock lock(core.mu);
+    core.cv.wait_for(lock, timeout, [&] { return core.open.empty(); });
+  };
+  for_each_open([](Connection& c) { c.Drain(); });
+  wait_closed(grace);
+  for_each_open([](Connection& c) { c.Close(); });
+  wait_closed(std::chrono::seconds(5));
+
+  core.work.reset();
+  core.ioc.stop();
+  for (std::thread& t : core.threads) t.join();
+}
+
+size_t HttpServer::open_connections() const { return core_->OpenCount(); }
+
+}  // namespace swiftlet::http

@@ -1,0 +1,101 @@
+// HTTP/1.1 server: keep-alive, request limits and timeouts, chunked and
+// SSE streaming through ResponseWriter, bounded send buffers, graceful
+// shutdown. Boost.Beast lives behind this header (server.cc only).
+//
+// Threads: `io_threads` threads run every connection; each connection's
+// work is serialized on its own strand. The handler is called on an I/O
+// thread and must return quickly (hand model work to the engine; answer
+// through the writer from any thread later); it must not throw. Start,
+// Stop and the destructor are called from one non-I/O thread (never from a
+// handler).
+//
+// Per request, in order: wait for the first byte (idle_timeout on a kept-
+// alive connection, header_timeout on a new one); the request line and
+// headers must then arrive within header_timeout and fit max_header_bytes
+// (else 431 and close); the body within body_timeout and max_body_bytes
+// (a declared Content-Length over the limit gets 413 at once, before the
+// body is read; a chunked body that grows past it, 413 when it does). A
+// timeout closes the connection. Malformed requests get 400 and close.
+// "Expect: 100-continue" is answered. Past max_connections, a new
+// connection gets a 503 and is closed.
+//
+// While a handler runs the connection keeps reading, so a client that goes
+// away is noticed at once (writer OnClose); a client that half-closes its
+// side after the request counts as gone too.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "http/message.h"
+#include "http/response_writer.h"
+
+namespace swiftlet::http {
+namespace internal {
+struct ServerCore;
+}  // namespace internal
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;  // 0: an ephemeral port, see HttpServer::port()
+  int io_threads = 2;
+  size_t max_connections = 10000;
+  size_t max_header_bytes = 16 << 10;  // Request line and header fields.
+  size_t max_body_bytes = 8 << 20;
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds body_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{60'000};   // Keep-alive wait for the next request.
+  std::chrono::milliseconds write_timeout{30'000};  // A write the peer does not take.
+  // Send buffer per response (see ResponseWriter).
+  size_t send_soft_limit = 256 << 10;
+  size_t send_hard_limit = 4 << 20;
+  // After an error answer (413, 431, ...) the server reads and discards up
+  // to this much for this long before closing, so the client sees the
+  // answer instead of a reset.
+  size_t linger_bytes = 256 << 10;
+  std::chrono::milliseconds linger_timeout{1'000};
+};
+
+using HttpHandler =
+    std::function<void(HttpRequest request, std::shared_ptr<ResponseWriter> writer)>;
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, HttpHandler handler);
+  // Stop(0) if still running. ResponseWriters may outlive the server; their
+  // calls then return false.
+  ~HttpServer();
+
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens, then starts the I/O threads. Error if the address
+  // cannot be bound or Start was called before.
+  absl::Status Start();
+
+  // The bound port (the ephemeral one when options.port is 0). After Start.
+  uint16_t port() const { return port_; }
+
+  // Graceful shutdown, blocking up to about `grace`: stops accepting; idle
+  // keep-alive connections close; a request that completes meanwhile gets
+  // 503; in-flight responses may finish (then their connections close).
+  // At the deadline the rest are closed, which runs their writers' OnClose
+  // callbacks. Then the I/O threads are joined. Idempotent.
+  void Stop(std::chrono::milliseconds grace);
+
+  // Open connections now (for tests and metrics). Thread-safe.
+  size_t open_connections() const;
+
+ private:
+  std::shared_ptr<internal::ServerCore> core_;
+  uint16_t port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace swiftlet::http
