@@ -8,6 +8,8 @@
 #include <map>
 #include <random>
 
+#include <unistd.h>
+
 #include "kv/kv_cache.h"
 #include "model/random_model.h"
 
@@ -29,7 +31,9 @@ const Loaded& TinyModel() {
     spec.n_ff = 256;
     spec.n_ctx = 512;
     spec.weights = *ParseQuantTarget("Q8_0");
-    const std::string path = ::testing::TempDir() + "/engine_tiny.gguf";
+    // ctest runs each test case as its own process, in parallel: one file
+    // per process, or they overwrite each other's.
+    const std::string path = ::testing::TempDir() + "/engine_tiny." + std::to_string(::getpid()) + ".gguf";
     EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
     auto* l = new Loaded;
     auto m = Model::Load(path);

@@ -3,6 +3,7 @@
 // batched, and a prefix-cache hit computes only the rest of a prompt and
 // still gives the logits of a cold run.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -22,7 +23,7 @@ std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& typ
   spec.n_layer = 2;
   spec.n_ff = 512;
   spec.weights = *ParseQuantTarget(type);
-  const std::string path = ::testing::TempDir() + "/paged_fwd_" + arch + "_" + type + ".gguf";
+  const std::string path = ::testing::TempDir() + "/paged_fwd_" + arch + "_" + type + "." + std::to_string(::getpid()) + ".gguf";  // one per test process
   EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
   auto m = Model::Load(path);
   EXPECT_TRUE(m.ok()) << m.status();

@@ -2,6 +2,7 @@
 // alone, beside other sequences, with its prompt split into chunks, or on a
 // different number of threads.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -21,7 +22,7 @@ std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& typ
   spec.n_layer = 2;
   spec.n_ff = 512;
   spec.weights = *ParseQuantTarget(type);
-  const std::string path = ::testing::TempDir() + "/fwd_" + arch + "_" + type + ".gguf";
+  const std::string path = ::testing::TempDir() + "/fwd_" + arch + "_" + type + "." + std::to_string(::getpid()) + ".gguf";  // one per test process
   EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
   auto m = Model::Load(path);
   EXPECT_TRUE(m.ok()) << m.status();
