@@ -123,4 +123,34 @@ struct DriveOptions {
 };
 int RunDrive(const DriveOptions& options);
 
+// swiftlet serve. Sizes and durations are strings parsed by the command
+// (core/byte_size.h, core/duration.h), so errors name the flag.
+struct ServeOptions {
+  std::string model_path;
+  std::string host = "127.0.0.1";
+  int port = 8080;                     // 0: an ephemeral port (printed)
+  int threads = 0;                     // Engine threads; 0: physical cores
+  std::string kv_memory;               // Empty: a share of free RAM
+  std::string kv_type = "f16";
+  int64_t context = 0;                 // Per sequence; 0: the model's (capped)
+  int64_t max_queue = 1024;
+  int64_t max_queued_tokens = 1 << 18;
+  int32_t max_running = 64;
+  int32_t max_tokens = 0;              // Cap on max_tokens; 0: the context
+  int64_t step_tokens = 0;             // 0: the engine's default
+  int64_t chunk_tokens = 0;
+  std::string slo_interactive = "ttft=500ms,tpot=100ms";
+  std::string slo_batch = "ttft=30s";
+  std::string chat_template;
+  std::string model_name;              // Empty: the file name without .gguf
+  int io_threads = 2;
+  int64_t max_connections = 10000;
+  std::string max_body = "8MiB";
+  std::string grace = "10s";
+  int embedding_threads = 1;
+  bool log_content = false;
+  bool no_prefix_cache = false;
+};
+int RunServe(const ServeOptions& options);
+
 }  // namespace swiftlet::cli

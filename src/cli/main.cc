@@ -141,22 +141,6 @@ int Main(int argc, char** argv) {
                              "Measure the machine's limits in milliseconds over a small buffer "
                              "(for tests: the limits and percentages are then rough)");
 
-  // CLI11 would only say "a subcommand is required"; name the mistake.
-  const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "inspect" && first != "quantize" &&
-      first != "run" && first != "tokenize" && first != "tools" && first != "bench") {
-    ReportError("unknown command '" + first +
-                "' (commands: run, tokenize, inspect, quantize, bench, tools)");
-    return 2;
-  }
-  if (first == "bench" && argc == 2) {
-    ReportError("bench: name a benchmark (bench commands: engine)");
-    return 2;
-  }
-  if (first == "bench" && argc > 2 && argv[2][0] != '-' && std::string(argv[2]) != "engine") {
-    ReportError(std::string("unknown bench command '") + argv[2] + "' (bench commands: engine)");
-    return 2;
-  }
   LogitsOptions logits;
   CLI::App* logits_cmd = tools_cmd->add_subcommand(
       "logits", "Write the logits at every position of a token sequence (float32)");
@@ -199,6 +183,72 @@ int Main(int argc, char** argv) {
   drive_cmd->add_option("--seed", drive.seed, "Seed of prompts and arrivals");
   drive_cmd->add_option("--json", drive.json_path, "Also write the figures to this JSON file");
 
+  ServeOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve a model over the OpenAI-compatible HTTP API (completions, chat, embeddings)");
+  serve_cmd->add_option("-m,--model", serve.model_path, "GGUF model")->required();
+  serve_cmd->add_option("--host", serve.host, "Address to listen on (default 127.0.0.1)");
+  serve_cmd->add_option("--port", serve.port, "Port (default 8080; 0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  serve_cmd->add_option("--threads,-t", serve.threads, "Engine threads (default: physical cores)")
+      ->check(CLI::Range(1, 1024));
+  serve_cmd->add_option("--kv-memory", serve.kv_memory,
+                        "KV cache size, e.g. 2GiB (default: 40% of available memory)");
+  serve_cmd->add_option("--kv-type", serve.kv_type, "KV cache type: f16 (default) or f32");
+  serve_cmd->add_option("--ctx", serve.context, "Context per sequence (default: the model's, at most 4096)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
+  serve_cmd->add_option("--max-queue", serve.max_queue, "Requests waiting at most (default 1024)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  serve_cmd->add_option("--max-queued-tokens", serve.max_queued_tokens,
+                        "Prompt tokens waiting at most (default 262144)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  serve_cmd->add_option("--max-running", serve.max_running, "Sequences in a batch at most (default 64)")
+      ->check(CLI::Range(1, 4096));
+  serve_cmd->add_option("--max-tokens", serve.max_tokens, "Cap on a request's max_tokens (default: the context)")
+      ->check(CLI::Range(1, 1 << 24));
+  serve_cmd->add_option("--step-tokens", serve.step_tokens, "Tokens per forward pass at most")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  serve_cmd->add_option("--chunk-tokens", serve.chunk_tokens, "Prefill tokens per sequence per step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  serve_cmd->add_option("--slo-interactive", serve.slo_interactive,
+                        "Default targets of interactive requests (default ttft=500ms,tpot=100ms)");
+  serve_cmd->add_option("--slo-batch", serve.slo_batch, "Default targets of batch requests (default ttft=30s)");
+  serve_cmd->add_option("--chat-template", serve.chat_template,
+                        "Chat template family when the model has none: " "chatml, llama2, llama3, "
+                        "mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
+  serve_cmd->add_option("--model-name", serve.model_name, "Model id clients send (default: the file name)");
+  serve_cmd->add_option("--io-threads", serve.io_threads, "HTTP I/O threads (default 2)")
+      ->check(CLI::Range(1, 64));
+  serve_cmd->add_option("--max-connections", serve.max_connections, "Open connections at most (default 10000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  serve_cmd->add_option("--max-body", serve.max_body, "Request body size at most (default 8MiB)");
+  serve_cmd->add_option("--grace", serve.grace, "On SIGINT/SIGTERM, time for requests in flight (default 10s)");
+  serve_cmd->add_option("--embedding-threads", serve.embedding_threads, "Threads of the embedding worker (default 1)")
+      ->check(CLI::Range(1, 64));
+  serve_cmd->add_flag("--log-content", serve.log_content, "Write prompts and outputs to the request log");
+  serve_cmd->add_flag("--no-prefix-cache", serve.no_prefix_cache, "Do not reuse cached prompt blocks");
+
+  // CLI11 would only say "a subcommand is required"; name the mistake.
+  std::string commands;
+  bool known = false;
+  const std::string first = argc > 1 ? argv[1] : "";
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    known = known || sub->get_name() == first;
+  }
+  if (!first.empty() && first[0] != '-' && !known) {
+    ReportError("unknown command '" + first + "' (commands: " + commands + ")");
+    return 2;
+  }
+  if (first == "bench" && argc == 2) {
+    ReportError("bench: name a benchmark (bench commands: engine)");
+    return 2;
+  }
+  if (first == "bench" && argc > 2 && argv[2][0] != '-' && std::string(argv[2]) != "engine") {
+    ReportError(std::string("unknown bench command '") + argv[2] + "' (bench commands: engine)");
+    return 2;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -210,6 +260,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
+  if (*serve_cmd) return RunServe(serve);
   if (*run_cmd) return RunRun(run);
   if (*tokenize_cmd) return RunTokenize(tokenize);
   if (*inspect_cmd) return RunInspect(inspect);

@@ -203,6 +203,9 @@ absl::Status Engine::Validate(const Request& r) const {
                                              " tokens do not fit the context of ", context_));
   }
   if (o.max_tokens < 1) return absl::InvalidArgumentError("max_tokens: must be at least 1");
+  if (o.min_tokens < 0 || o.min_tokens > o.max_tokens) {
+    return absl::InvalidArgumentError("min_tokens: must be between 0 and max_tokens");
+  }
   if (o.n < 1 || o.n > config_.max_n) {
     return absl::InvalidArgumentError(StrCat("n: must be between 1 and ", config_.max_n));
   }
@@ -265,14 +268,7 @@ SubmitResult Engine::Admit(Request& request) {
     return result;
   }
   if (targets.ttft_ns > 0 && cost.per_token_ns > 0) {
-    const int64_t ahead = o.latency_class == LatencyClass::kInteractive
-                              ? state_.queued_interactive_prompt_tokens
-                              : state_.queued_prompt_tokens;
-    const double steps =
-        std::ceil(static_cast<double>(ahead + prompt) / static_cast<double>(per_step));
-    const int64_t step_tokens = std::min<int64_t>(config_.scheduler.step_tokens,
-                                                  state_.running + ahead + prompt);
-    const int64_t estimate = static_cast<int64_t>(steps * cost.PredictNs(step_tokens));
+    const int64_t estimate = EstimateTtftLocked(prompt, o.latency_class);
     const int64_t waited = clock_.NowNs() - request.received_ns;
     if (estimate + waited > targets.ttft_ns) {
       return refuse(RefusalReason::kTtftTarget,
@@ -293,6 +289,23 @@ SubmitResult Engine::Admit(Request& request) {
   incoming_.push_back(std::move(a));
   wake_.notify_one();
   return result;
+}
+
+int64_t Engine::EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const {
+  const int64_t per_step = std::max<int64_t>(1, config_.scheduler.step_tokens - state_.running);
+  const int64_t ahead = latency_class == LatencyClass::kInteractive
+                            ? state_.queued_interactive_prompt_tokens
+                            : state_.queued_prompt_tokens;
+  const double steps =
+      std::ceil(static_cast<double>(ahead + prompt_tokens) / static_cast<double>(per_step));
+  const int64_t step_tokens = std::min<int64_t>(config_.scheduler.step_tokens,
+                                                state_.running + ahead + prompt_tokens);
+  return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens));
+}
+
+int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return EstimateTtftLocked(std::max<int64_t>(1, prompt_tokens), latency_class);
 }
 
 void Engine::Cancel(uint64_t id) {
@@ -606,6 +619,18 @@ void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
   }
   thread_local std::vector<float> scratch;
   scratch.assign(logits, logits + n_vocab);
+  const RequestOptions& o = a.request.options;
+  if (c.n_output < o.min_tokens) {
+    // Too early to end: the ids that would end the choice cannot be drawn.
+    if (!o.ignore_eos) {
+      for (int32_t id : {tokenizer_.eos_id(), tokenizer_.vocab().eot_id}) {
+        if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
+      }
+    }
+    for (int32_t id : o.stop_token_ids) {
+      if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
+    }
+  }
   const int32_t id = c.sampler->Sample(scratch, c.tokens);
   EmitToken(a, c, id, logits, now);
 }

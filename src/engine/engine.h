@@ -93,6 +93,11 @@ class Engine final : public RequestQueue {
   void Cancel(uint64_t id) override;
 
   EngineState state() const;
+  // Time to first token the loop's measured step costs predict for a new
+  // request of `prompt_tokens` behind the work queued now (what admission
+  // compares with the TTFT target; /load reports it). 0 before the first
+  // measurement. Thread-safe.
+  int64_t EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const;
   // Histograms and counters for /metrics; thread-safe to read.
   const EngineMetrics& metrics() const { return metrics_; }
   const EngineConfig& config() const { return config_; }
@@ -127,6 +132,7 @@ class Engine final : public RequestQueue {
   void Publish(double step_ns, int64_t step_tokens);
   absl::Status Validate(const Request& r) const;
   SubmitResult Admit(Request& request);
+  int64_t EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const;  // Requires mu_.
   LatencyTargets TargetsFor(const RequestOptions& o) const;
 
   const Model& model_;

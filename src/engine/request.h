@@ -36,6 +36,9 @@ struct RequestOptions {
   std::vector<std::string> stop;        // Never emitted; matched across tokens.
   std::vector<int32_t> stop_token_ids;  // Finish (not emitted) on these ids.
   bool ignore_eos = false;              // Keep going past end-of-generation ids.
+  // End-of-generation and stop token ids cannot be sampled before this many
+  // output tokens (stop strings still apply). <= max_tokens.
+  int32_t min_tokens = 0;
   int32_t n = 1;                        // Choices; seeds seed, seed+1, ...
   int32_t top_logprobs = -1;            // -1: no logprobs; k >= 0: chosen + k alternatives.
   LatencyClass latency_class = LatencyClass::kInteractive;

@@ -1,0 +1,18 @@
+#include "server/error_response.h"
+
+#include "api/errors.h"
+
+namespace swiftlet::server {
+
+int RespondError(http::ResponseWriter& writer, const absl::Status& status, http::Headers extra) {
+  const api::ApiError error = api::ApiErrorFromStatus(status);
+  extra.Set("Content-Type", "application/json");
+  writer.Respond(error.http_status, std::move(extra), api::SerializeError(error));
+  return error.http_status;
+}
+
+void RespondJson(http::ResponseWriter& writer, int http_status, std::string body) {
+  writer.Respond(http_status, http::Headers{{"Content-Type", "application/json"}}, std::move(body));
+}
+
+}  // namespace swiftlet::server

@@ -1,0 +1,19 @@
+// Answers a request with an error in OpenAI's shape. The HTTP status comes
+// from api::ApiErrorFromStatus (the one Status -> HTTP mapping).
+#pragma once
+
+#include "core/status.h"
+#include "http/message.h"
+#include "http/response_writer.h"
+
+namespace swiftlet::server {
+
+// Responds with the error body and `extra` headers; returns the HTTP status
+// sent. `status` must not be OK.
+int RespondError(http::ResponseWriter& writer, const absl::Status& status,
+                 http::Headers extra = {});
+
+// A JSON response (Content-Type: application/json).
+void RespondJson(http::ResponseWriter& writer, int http_status, std::string body);
+
+}  // namespace swiftlet::server

@@ -1,0 +1,447 @@
+#include "server/openai_service.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "api/errors.h"
+#include "api/request_codec.h"
+#include "api/response_codec.h"
+#include "core/clock.h"
+#include "core/str_cat.h"
+#include "server/error_response.h"
+#include "server/generation_call.h"
+
+namespace swiftlet::server {
+namespace {
+
+double Ms(int64_t ns) { return static_cast<double>(ns) / static_cast<double>(kNsPerMs); }
+
+std::string Hex(uint64_t v, int width) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%0*llx", width, static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+OpenAiService::OpenAiService(const swiftlet::Model& model, const Tokenizer& tokenizer,
+                             absl::StatusOr<ChatTemplate> chat, Engine& engine,
+                             EmbeddingWorker* embeddings, RequestLog& log, ServiceConfig config)
+    : model_(model),
+      tokenizer_(tokenizer),
+      chat_(std::move(chat)),
+      engine_(engine),
+      embeddings_(embeddings),
+      log_(log),
+      config_(std::move(config)),
+      created_(static_cast<int64_t>(std::time(nullptr))) {
+  defaults_.context = engine_.context();
+  defaults_.max_tokens_cap = config_.max_tokens_cap;
+  config_.limits.max_n = engine_.config().max_n;
+  config_.limits.max_tokens_limit = static_cast<int32_t>(
+      config_.max_tokens_cap > 0 ? std::min<int64_t>(config_.max_tokens_cap, engine_.context())
+                                 : engine_.context());
+  std::random_device rd;
+  seeds_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  id_prefix_ = Hex(seeds_() >> 16, 12);
+
+  using R = const http::HttpRequest&;
+  auto bind = [this](void (OpenAiService::*fn)(R, Writer)) {
+    return [this, fn](R request, Writer writer) { (this->*fn)(request, std::move(writer)); };
+  };
+  router_.Add("POST", "/v1/completions", bind(&OpenAiService::Completions));
+  router_.Add("POST", "/v1/chat/completions", bind(&OpenAiService::ChatCompletions));
+  router_.Add("POST", "/v1/embeddings", bind(&OpenAiService::Embeddings));
+  router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
+  router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
+  router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));
+  router_.Add("POST", "/detokenize", bind(&OpenAiService::Detokenize));
+  router_.Add("GET", "/health", bind(&OpenAiService::Health));
+  router_.Add("GET", "/ready", bind(&OpenAiService::Ready));
+  router_.Add("GET", "/load", bind(&OpenAiService::Load));
+  router_.Add("GET", "/metrics", bind(&OpenAiService::Metrics));
+}
+
+int64_t OpenAiService::NowNs() const {
+  const Clock* clock = engine_.config().clock;
+  return (clock != nullptr ? *clock : SystemClock()).NowNs();
+}
+
+std::string OpenAiService::NextId(std::string_view prefix) {
+  return StrCat(prefix, id_prefix_, Hex(next_id_.fetch_add(1), 8));
+}
+
+uint64_t OpenAiService::NextSeed() {
+  std::lock_guard<std::mutex> lock(seed_mu_);
+  return seeds_();
+}
+
+void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
+  const int64_t start = NowNs();
+  const Router::Match match = router_.Find(request.method, request.path);
+  if (match.handler == nullptr) {
+    if (!match.allow.empty()) {
+      Fail(request, match.route, writer,
+           api::WithHttpStatus(absl::InvalidArgumentError(
+                                   StrCat(request.method, " is not allowed here; use ", match.allow)),
+                               405),
+           start, http::Headers{{"Allow", match.allow}});
+    } else {
+      Fail(request, "other", writer,
+           absl::NotFoundError(StrCat("no such endpoint: ", request.path.substr(0, 256))), start);
+    }
+    return;
+  }
+  const bool always = match.route == "/health" || match.route == "/ready" ||
+                      match.route == "/load" || match.route == "/metrics";
+  if (!always && draining_.load(std::memory_order_acquire)) {
+    Fail(request, match.route, writer, absl::UnavailableError("the server is shutting down"), start);
+    return;
+  }
+  (*match.handler)(request, std::move(writer));
+}
+
+void OpenAiService::Answered(const http::HttpRequest& request, const std::string& route, int status,
+                             int64_t start_ns) {
+  metrics_.CountRequest(route, status);
+  RequestLogEntry e;
+  e.id = StrCat("req-", id_prefix_, Hex(next_id_.fetch_add(1), 8));
+  e.method = request.method;
+  e.endpoint = request.path;
+  e.status = status;
+  e.total_ms = Ms(NowNs() - start_ns);
+  // Probes and scrapes would drown the log: only their failures are logged.
+  if (status < 400 && (route == "/health" || route == "/ready" || route == "/load" || route == "/metrics")) {
+    return;
+  }
+  log_.Write(e);
+}
+
+int OpenAiService::Fail(const http::HttpRequest& request, const std::string& route, Writer& writer,
+                        const absl::Status& status, int64_t start_ns, http::Headers headers) {
+  const int http_status = RespondError(*writer, status, std::move(headers));
+  Answered(request, route, http_status, start_ns);
+  return http_status;
+}
+
+absl::Status OpenAiService::CheckModel(const std::string& requested) const {
+  if (requested.empty() || requested == config_.model_name) return absl::OkStatus();
+  return api::WithParam(
+      absl::NotFoundError(StrCat("model '", requested.substr(0, 256), "' does not exist; this server serves '",
+                                 config_.model_name, "'")),
+      "model");
+}
+
+absl::StatusOr<std::vector<int32_t>> OpenAiService::PromptTokens(const api::PromptInput& input,
+                                                                 const std::string& param,
+                                                                 bool add_bos) const {
+  std::vector<int32_t> tokens;
+  if (const auto* text = std::get_if<std::string>(&input)) {
+    tokens = tokenizer_.Encode(*text, add_bos);
+  } else {
+    tokens = std::get<std::vector<int32_t>>(input);
+    for (int32_t id : tokens) {
+      if (id < 0 || id >= tokenizer_.n_vocab()) {
+        return api::InvalidParam(param, StrCat("token id ", id, " is outside the vocabulary (",
+                                               tokenizer_.n_vocab(), " tokens)"));
+      }
+    }
+  }
+  if (tokens.empty()) return api::InvalidParam(param, "the prompt has no tokens");
+  return tokens;
+}
+
+absl::StatusOr<std::vector<int32_t>> OpenAiService::ChatTokens(
+    const std::vector<api::ChatMessage>& messages, bool add_generation_prompt, std::string* text) const {
+  if (!chat_.ok()) {
+    // The template's own error says what to do (start with --chat-template).
+    return api::WithParam(absl::InvalidArgumentError(chat_.status().message()), "messages");
+  }
+  SWIFTLET_ASSIGN_OR_RETURN(std::vector<ChatMessage> turns, ToTemplateMessages(messages));
+  auto pieces = chat_->Render(turns, add_generation_prompt);
+  if (!pieces.ok()) return api::WithParam(pieces.status(), "messages");
+  std::vector<TextPiece> parts;
+  for (const ChatPiece& p : *pieces) {
+    parts.push_back({p.text, !p.from_user});
+    if (text != nullptr) *text += p.text;
+  }
+  std::vector<int32_t> tokens = tokenizer_.EncodeMixed(parts, /*add_bos=*/false);
+  if (tokens.empty()) return api::InvalidParam("messages", "the rendered conversation has no tokens");
+  return tokens;
+}
+
+void OpenAiService::Completions(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string route = "/v1/completions";
+  auto parsed = api::ParseCompletionRequest(request.body, config_.limits);
+  if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
+  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
+    return void(Fail(request, route, writer, s, start));
+  }
+  std::vector<std::vector<int32_t>> prompts;
+  std::string prompt_text;
+  for (size_t i = 0; i < parsed->prompts.size(); ++i) {
+    const std::string param = parsed->prompts.size() == 1 ? "prompt" : StrCat("prompt[", i, "]");
+    auto tokens = PromptTokens(parsed->prompts[i], param, tokenizer_.add_bos_token());
+    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+    prompts.push_back(*std::move(tokens));
+    if (log_.log_content()) {
+      if (const auto* t = std::get_if<std::string>(&parsed->prompts[i])) prompt_text += *t;
+    }
+  }
+  Generate(request, std::move(writer), GenerationEndpoint::kCompletions, std::move(prompts),
+           parsed->options, parsed->logprobs.has_value() ? *parsed->logprobs : -1,
+           std::move(prompt_text));
+}
+
+void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string route = "/v1/chat/completions";
+  auto parsed = api::ParseChatCompletionRequest(request.body, config_.limits);
+  if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
+  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
+    return void(Fail(request, route, writer, s, start));
+  }
+  std::string text;
+  auto tokens = ChatTokens(parsed->messages, /*add_generation_prompt=*/true,
+                           log_.log_content() ? &text : nullptr);
+  if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+  std::vector<std::vector<int32_t>> prompts;
+  prompts.push_back(*std::move(tokens));
+  Generate(request, std::move(writer), GenerationEndpoint::kChat, std::move(prompts), parsed->options,
+           parsed->logprobs ? parsed->top_logprobs.value_or(0) : -1, std::move(text));
+}
+
+void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
+                             GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
+                             const api::GenerationOptions& options, int32_t top_logprobs,
+                             std::string prompt_text) {
+  const int64_t start = NowNs();
+  const bool chat = endpoint == GenerationEndpoint::kChat;
+  const std::string route = chat ? "/v1/chat/completions" : "/v1/completions";
+  // Options per prompt (max_tokens defaults depend on the prompt's length).
+  std::vector<RequestOptions> engine_options;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    std::mt19937_64 seed_source(NextSeed());
+    auto o = ToEngineOptions(options, endpoint, static_cast<int64_t>(prompts[i].size()), top_logprobs,
+                             defaults_, seed_source);
+    if (!o.ok()) return void(Fail(request, route, writer, o.status(), start));
+    engine_options.push_back(*std::move(o));
+  }
+
+  GenerationCallSpec spec;
+  spec.endpoint = endpoint;
+  spec.stream = options.stream;
+  spec.include_usage = options.include_usage;
+  spec.logprobs = top_logprobs >= 0;
+  spec.keep_text = log_.log_content();
+  spec.id = NextId(chat ? "chatcmpl-" : "cmpl-");
+  spec.model = config_.model_name;
+  spec.created = static_cast<int64_t>(std::time(nullptr));
+  spec.n = options.n;
+  spec.prompts = prompts.size();
+
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  RequestLogEntry entry;
+  entry.id = spec.id;
+  entry.method = request.method;
+  entry.endpoint = request.path;
+  entry.prompt = std::move(prompt_text);
+  auto done = [this, route, entry = std::move(entry), start](const GenerationSummary& s) mutable {
+    metrics_.CountRequest(route, s.http_status);
+    entry.status = s.http_status;
+    entry.prompt_tokens = s.usage.prompt_tokens;
+    entry.completion_tokens = s.usage.completion_tokens;
+    entry.cached_tokens = s.usage.cached_prompt_tokens;
+    if (s.usage.prompt_tokens > 0) {
+      entry.queue_ms = Ms(s.timings.queued_ns);
+      if (s.timings.ttft_ns >= 0) entry.ttft_ms = Ms(s.timings.ttft_ns);
+    }
+    entry.total_ms = Ms(NowNs() - start);
+    entry.finish = s.finish;
+    entry.output = s.output;
+    log_.Write(entry);
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  };
+  auto call = GenerationCall::Create(std::move(spec), tokenizer_, writer, engine_, std::move(done));
+
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Request r;
+    r.prompt = std::move(prompts[i]);
+    r.options = std::move(engine_options[i]);
+    r.sink = call->SinkFor(i);
+    r.received_ns = start;
+    const SubmitResult result = engine_.Submit(std::move(r));
+    if (!result.accepted()) {
+      const absl::Status status = RefusalStatus(result);
+      http::Headers headers;
+      if (absl::IsResourceExhausted(status)) {
+        const RetryAfter retry = RetryAfterHeaders(result.retry_after_ms);
+        headers.Add("Retry-After", retry.seconds);
+        headers.Add("retry-after-ms", retry.milliseconds);
+      }
+      call->Abort(std::move(ids), status, std::move(headers));
+      return;
+    }
+    ids.push_back(result.id);
+  }
+  call->Start(std::move(ids));
+}
+
+void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string route = "/v1/embeddings";
+  auto parsed = api::ParseEmbeddingRequest(request.body, config_.limits);
+  if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
+  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
+    return void(Fail(request, route, writer, s, start));
+  }
+  if (embeddings_ == nullptr) {
+    return void(Fail(request, route, writer,
+                     absl::UnimplementedError("embeddings are not enabled on this server"), start));
+  }
+  std::vector<std::vector<int32_t>> inputs;
+  for (size_t i = 0; i < parsed->inputs.size(); ++i) {
+    const std::string param = parsed->inputs.size() == 1 ? "input" : StrCat("input[", i, "]");
+    auto tokens = PromptTokens(parsed->inputs[i], param, tokenizer_.add_bos_token());
+    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+    if (static_cast<int64_t>(tokens->size()) > embeddings_->max_tokens()) {
+      return void(Fail(request, route, writer,
+                       api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ",
+                                                       embeddings_->max_tokens())),
+                       start));
+    }
+    inputs.push_back(*std::move(tokens));
+  }
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  const api::EmbeddingEncoding encoding = parsed->encoding;
+  const http::HttpRequest head{request.method, request.target, request.path, "", {}, "", request.version,
+                               request.remote_address};
+  const bool queued = embeddings_->Submit(
+      std::move(inputs), [this, writer, encoding, head, route, start](absl::StatusOr<EmbeddingResult> r) mutable {
+        if (!r.ok()) {
+          Fail(head, route, writer, r.status(), start);
+        } else {
+          api::EmbeddingResponse response;
+          response.model = config_.model_name;
+          response.embeddings = std::move(r->embeddings);
+          response.encoding = encoding;
+          response.prompt_tokens = r->prompt_tokens;
+          RespondJson(*writer, 200, api::SerializeEmbeddingResponse(response));
+          Answered(head, route, 200, start);
+        }
+        in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      });
+  if (!queued) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    Fail(request, route, writer, absl::ResourceExhaustedError("the embedding queue is full"), start,
+         http::Headers{{"Retry-After", "1"}, {"retry-after-ms", "1000"}});
+  }
+}
+
+void OpenAiService::Models(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  RespondJson(*writer, 200, api::SerializeModelList({{config_.model_name, created_, "swiftlet"}}));
+  Answered(request, "/v1/models", 200, start);
+}
+
+void OpenAiService::ModelById(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string_view id = std::string_view(request.path).substr(std::string_view("/v1/models/").size());
+  if (id != config_.model_name) {
+    return void(Fail(request, "/v1/models/{id}", writer, CheckModel(std::string(id)), start));
+  }
+  nlohmann::json j = {{"id", config_.model_name}, {"object", "model"}, {"created", created_},
+                      {"owned_by", "swiftlet"}};
+  RespondJson(*writer, 200, j.dump());
+  Answered(request, "/v1/models/{id}", 200, start);
+}
+
+void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string route = "/tokenize";
+  auto parsed = api::ParseTokenizeRequest(request.body, config_.limits);
+  if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
+  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
+    return void(Fail(request, route, writer, s, start));
+  }
+  std::vector<int32_t> tokens;
+  if (parsed->prompt.has_value()) {
+    tokens = tokenizer_.Encode(*parsed->prompt, parsed->add_special_tokens && tokenizer_.add_bos_token());
+  } else {
+    auto t = ChatTokens(parsed->messages, parsed->add_generation_prompt, nullptr);
+    if (!t.ok()) return void(Fail(request, route, writer, t.status(), start));
+    tokens = *std::move(t);
+  }
+  RespondJson(*writer, 200, api::SerializeTokenizeResponse(tokens, engine_.context()));
+  Answered(request, route, 200, start);
+}
+
+void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const std::string route = "/detokenize";
+  auto parsed = api::ParseDetokenizeRequest(request.body, config_.limits);
+  if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
+  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
+    return void(Fail(request, route, writer, s, start));
+  }
+  for (size_t i = 0; i < parsed->tokens.size(); ++i) {
+    const int32_t id = parsed->tokens[i];
+    if (id < 0 || id >= tokenizer_.n_vocab()) {
+      return void(Fail(request, route, writer,
+                       api::InvalidParam(StrCat("tokens[", i, "]"),
+                                         StrCat("token id ", id, " is outside the vocabulary")),
+                       start));
+    }
+  }
+  RespondJson(*writer, 200, api::SerializeDetokenizeResponse(tokenizer_.Decode(parsed->tokens)));
+  Answered(request, route, 200, start);
+}
+
+void OpenAiService::Health(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  RespondJson(*writer, 200, R"({"status":"ok"})");
+  Answered(request, "/health", 200, start);
+}
+
+void OpenAiService::Ready(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  if (draining_.load(std::memory_order_acquire)) {
+    return void(Fail(request, "/ready", writer, absl::UnavailableError("the server is shutting down"),
+                     start));
+  }
+  RespondJson(*writer, 200, R"({"status":"ready"})");
+  Answered(request, "/ready", 200, start);
+}
+
+void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = NowNs();
+  const EngineState s = engine_.state();
+  const int64_t used = s.kv_blocks_total - s.kv_blocks_available;
+  nlohmann::ordered_json j;
+  j["waiting"] = s.waiting;
+  j["running"] = s.running;
+  j["kv_blocks_used"] = used;
+  j["kv_blocks_total"] = s.kv_blocks_total;
+  j["kv_used_fraction"] = s.kv_blocks_total > 0 ? static_cast<double>(used) / s.kv_blocks_total : 0.0;
+  j["queued_prompt_tokens"] = s.queued_prompt_tokens;
+  j["estimated_wait_ms"] = Ms(engine_.EstimateTtftNs(1, LatencyClass::kInteractive));
+  j["draining"] = draining_.load(std::memory_order_acquire);
+  RespondJson(*writer, 200, j.dump());
+  Answered(request, "/load", 200, start);
+}
+
+void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer) {
+  // Counted before formatting, so a scrape sees itself.
+  metrics_.CountRequest("/metrics", 200);
+  std::string body = metrics_.Format(engine_.metrics(), config_.model_name, connections_ ? connections_() : 0);
+  writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
+                  std::move(body));
+}
+
+}  // namespace swiftlet::server

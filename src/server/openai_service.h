@@ -1,0 +1,130 @@
+// The OpenAI-compatible endpoints of `swiftlet serve`, as one HTTP handler:
+//
+//   POST /v1/completions, /v1/chat/completions   generation (streamed or not)
+//   POST /v1/embeddings                          pooled hidden states
+//   GET  /v1/models, /v1/models/{id}
+//   POST /tokenize, /detokenize
+//   GET  /health (alive), /ready (engine running, not draining),
+//        /load (JSON for load balancers), /metrics (Prometheus text)
+//
+// Handlers run on the HTTP I/O threads and do only request-sized work
+// there (parse, template, tokenize, Submit); the model runs on the engine
+// and embedding threads. The answer's status is settled before its first
+// byte: a refused request is 429 with Retry-After and retry-after-ms.
+//
+// Thread-safe: Handle may run on any number of I/O threads at once. The
+// model, tokenizer, engine, embedding worker and log must outlive the
+// service and every request it started (stop the HTTP server, then the
+// engine, then destroy the service).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "api/types.h"
+#include "engine/engine.h"
+#include "http/server.h"
+#include "server/embedding_worker.h"
+#include "server/openai_mapping.h"
+#include "server/request_log.h"
+#include "server/router.h"
+#include "server/server_metrics.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace swiftlet::server {
+
+struct ServiceConfig {
+  std::string model_name;  // The id clients name in `model`.
+  int32_t max_tokens_cap = 0;  // 0: the engine's context.
+  api::ParseLimits limits;     // max_n and max_tokens_limit are set from the engine.
+};
+
+class OpenAiService {
+ public:
+  // `chat` may hold an error (the model has no usable template): chat
+  // requests then get 400 with that message. `embeddings` may be null
+  // (embeddings then 501).
+  OpenAiService(const Model& model, const Tokenizer& tokenizer,
+                absl::StatusOr<ChatTemplate> chat, Engine& engine, EmbeddingWorker* embeddings,
+                RequestLog& log, ServiceConfig config);
+
+  // The http::HttpHandler.
+  void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
+
+  // Shutdown, first stage: new work gets 503 and /ready turns 503; /health,
+  // /load and /metrics still answer.
+  void BeginDrain() { draining_.store(true, std::memory_order_release); }
+  // Generation and embedding requests not finished yet.
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+
+  // Where /metrics reads the open connection count (the HTTP server's).
+  void set_connection_counter(std::function<size_t()> counter) { connections_ = std::move(counter); }
+
+  const ServerMetrics& metrics() const { return metrics_; }
+
+ private:
+  using Writer = std::shared_ptr<http::ResponseWriter>;
+  struct Prepared;
+
+  void Completions(const http::HttpRequest& request, Writer writer);
+  void ChatCompletions(const http::HttpRequest& request, Writer writer);
+  void Embeddings(const http::HttpRequest& request, Writer writer);
+  void Models(const http::HttpRequest& request, Writer writer);
+  void ModelById(const http::HttpRequest& request, Writer writer);
+  void Tokenize(const http::HttpRequest& request, Writer writer);
+  void Detokenize(const http::HttpRequest& request, Writer writer);
+  void Health(const http::HttpRequest& request, Writer writer);
+  void Ready(const http::HttpRequest& request, Writer writer);
+  void Load(const http::HttpRequest& request, Writer writer);
+  void Metrics(const http::HttpRequest& request, Writer writer);
+
+  // Submits one engine request per prompt and hands the answer to a
+  // GenerationCall.
+  void Generate(const http::HttpRequest& request, Writer writer, GenerationEndpoint endpoint,
+                std::vector<std::vector<int32_t>> prompts, const api::GenerationOptions& options,
+                int32_t top_logprobs, std::string prompt_text);
+
+  absl::Status CheckModel(const std::string& requested) const;
+  absl::StatusOr<std::vector<int32_t>> PromptTokens(const api::PromptInput& input,
+                                                    const std::string& param, bool add_bos) const;
+  absl::StatusOr<std::vector<int32_t>> ChatTokens(const std::vector<api::ChatMessage>& messages,
+                                                  bool add_generation_prompt, std::string* text) const;
+  // Counts and logs an answer given at once (not a generation).
+  void Answered(const http::HttpRequest& request, const std::string& route, int status,
+                int64_t start_ns);
+  int Fail(const http::HttpRequest& request, const std::string& route, Writer& writer,
+           const absl::Status& status, int64_t start_ns, http::Headers headers = {});
+  std::string NextId(std::string_view prefix);
+  uint64_t NextSeed();
+  int64_t NowNs() const;
+
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  const absl::StatusOr<ChatTemplate> chat_;
+  Engine& engine_;
+  EmbeddingWorker* const embeddings_;
+  RequestLog& log_;
+  ServiceConfig config_;
+  GenerationDefaults defaults_;
+  const int64_t created_;  // Unix seconds at start: the model's "created".
+  Router router_;
+  ServerMetrics metrics_;
+  std::function<size_t()> connections_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<uint64_t> next_id_{1};
+  std::string id_prefix_;
+
+  std::mutex seed_mu_;
+  std::mt19937_64 seeds_ ABSL_GUARDED_BY(seed_mu_);
+};
+
+}  // namespace swiftlet::server

@@ -1,0 +1,42 @@
+// What the server adds to the engine's metrics on /metrics: requests by
+// endpoint and HTTP status, open connections, process memory, and a model
+// info line. Endpoint labels come from a fixed list (the routes), so a
+// client sending random paths cannot grow the label set.
+//
+// Thread-safe: any thread records, any thread formats.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "engine/metrics.h"
+
+namespace swiftlet::server {
+
+class ServerMetrics {
+ public:
+  // `endpoint` should be a route path; anything else is counted as "other".
+  void CountRequest(std::string_view endpoint, int http_status);
+  uint64_t RequestCount(std::string_view endpoint, int http_status) const;
+
+  // The whole /metrics page: the engine's metrics, then the server's.
+  std::string Format(const EngineMetrics& engine, std::string_view model_name,
+                     size_t open_connections) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, uint64_t> requests_ ABSL_GUARDED_BY(mu_);
+};
+
+// Resident set size of this process in bytes (0 if /proc is unreadable).
+uint64_t ProcessResidentBytes();
+
+// The route paths the request counter labels by name.
+bool IsKnownEndpoint(std::string_view path);
+
+}  // namespace swiftlet::server
