@@ -241,6 +241,34 @@ TEST(EngineTest, StopStringIsNeverEmittedAndEndsTheChoice) {
   EXPECT_EQ(stopped->finish[0], FinishReason::kStop);
 }
 
+TEST(EngineTest, MinTokensHoldsBackStopIdsUntilReached) {
+  auto e = MakeEngine(SmallConfig());
+  const std::vector<int32_t> prompt = Prompt(6, 12);
+  const std::vector<int32_t> free_ids = ReferenceGreedy(prompt, 1);
+  // The greedy first token is a stop id: without min_tokens the choice ends
+  // at once with no output.
+  auto early = std::make_shared<Recorder>();
+  Request a = Greedy(prompt, 8, early);
+  a.options.stop_token_ids = {free_ids[0]};
+  ASSERT_TRUE(e->Submit(std::move(a)).accepted());
+  RunUntilIdle(*e);
+  EXPECT_TRUE(early->ids[0].empty());
+  EXPECT_EQ(early->finish[0], FinishReason::kStop);
+  // With min_tokens 3 the first three tokens cannot be that id.
+  auto held = std::make_shared<Recorder>();
+  Request b = Greedy(prompt, 8, held);
+  b.options.stop_token_ids = {free_ids[0]};
+  b.options.min_tokens = 3;
+  ASSERT_TRUE(e->Submit(std::move(b)).accepted());
+  RunUntilIdle(*e);
+  ASSERT_GE(held->ids[0].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NE(held->ids[0][i], free_ids[0]) << i;
+  // min_tokens over max_tokens is refused.
+  Request c = Greedy(prompt, 2, std::make_shared<Recorder>());
+  c.options.min_tokens = 3;
+  EXPECT_EQ(e->Submit(std::move(c)).refused, RefusalReason::kInvalid);
+}
+
 TEST(EngineTest, RefusesAtSubmitWithAReason) {
   EngineConfig cfg = SmallConfig();
   cfg.max_queue = 2;
