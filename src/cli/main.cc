@@ -195,7 +195,7 @@ int Main(int argc, char** argv) {
   serve_cmd->add_option("--kv-memory", serve.kv_memory,
                         "KV cache size, e.g. 2GiB (default: 40% of available memory)");
   serve_cmd->add_option("--kv-type", serve.kv_type, "KV cache type: f16 (default) or f32");
-  serve_cmd->add_option("--ctx", serve.context, "Context per sequence (default: the model's, at most 4096)")
+  serve_cmd->add_option("--ctx", serve.context, "Context per sequence (default: the model's, capped)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   serve_cmd->add_option("--max-queue", serve.max_queue, "Requests waiting at most (default 1024)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
