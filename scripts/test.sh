@@ -13,17 +13,18 @@ fi
 
 scripts/setup.sh
 
-echo "== build (RelWithDebInfo)" >&2
+echo "== build (RelWithDebInfo) at $((SECONDS - start)) s" >&2
 scripts/build.sh build
 scripts/bundled_model.sh
+echo "== tests at $((SECONDS - start)) s" >&2
 ctest --test-dir build --output-on-failure -j2
 
-echo "== build (ASan + UBSan)" >&2
+echo "== build (ASan + UBSan) at $((SECONDS - start)) s" >&2
 scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 
-echo "== fuzz the GGUF reader and the tokenizers" >&2
+echo "== fuzz the GGUF reader and the tokenizers at $((SECONDS - start)) s" >&2
 CXX=clang++ scripts/build.sh build-fuzz -DSWIFTLET_FUZZ=ON -DSWIFTLET_TESTS=OFF
 seeds=build-fuzz/seeds
 rm -rf "$seeds" && build/tests/gguf/gguf_corpus_writer "$seeds"

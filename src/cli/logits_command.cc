@@ -31,7 +31,8 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const std::string& text) {
 absl::StatusOr<TensorType> ParseKvType(const std::string& name) {
   if (name == "f16") return TensorType::kF16;
   if (name == "f32") return TensorType::kF32;
-  return absl::InvalidArgumentError(StrCat("--kv-type: '", name, "' is not f16 or f32"));
+  if (name == "q8_0") return TensorType::kQ8_0;
+  return absl::InvalidArgumentError(StrCat("--kv-type: '", name, "' is not f16, f32 or q8_0"));
 }
 
 int RunLogits(const LogitsOptions& o) {

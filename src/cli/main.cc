@@ -67,7 +67,7 @@ int Main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "Random seed (default 0)");
   run_cmd->add_option("--threads,-t", run.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
-  run_cmd->add_option("--kv-type", run.kv_type, "KV cache type: f16 (default) or f32");
+  run_cmd->add_option("--kv-type", run.kv_type, "KV cache type: f16 (default), f32 or q8_0");
   run_cmd->add_flag("--chat", run.chat, "Send the prompt as a user turn of the model's chat template");
   run_cmd->add_option("--chat-template", run.chat_template,
                       "Template family when the model has none or an unrecognised one: chatml, "
@@ -146,7 +146,7 @@ int Main(int argc, char** argv) {
       "logits", "Write the logits at every position of a token sequence (float32)");
   logits_cmd->add_option("-m,--model", logits.model_path, "GGUF model")->required();
   logits_cmd->add_option("--tokens", logits.tokens, "Token ids, space-separated")->required();
-  logits_cmd->add_option("--kv-type", logits.kv_type, "KV cache type: f16 or f32 (default f32)");
+  logits_cmd->add_option("--kv-type", logits.kv_type, "KV cache type: f16, f32 or q8_0 (default f32)");
   logits_cmd->add_option("--chunk", logits.chunk, "Prompt chunk size (default: all at once)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   logits_cmd->add_option("--threads", logits.threads, "Threads (default: all cores)")
@@ -194,7 +194,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   serve_cmd->add_option("--kv-memory", serve.kv_memory,
                         "KV cache size, e.g. 2GiB (default: 40% of available memory)");
-  serve_cmd->add_option("--kv-type", serve.kv_type, "KV cache type: f16 (default) or f32");
+  serve_cmd->add_option("--kv-type", serve.kv_type, "KV cache type: f16 (default), f32 or q8_0");
   serve_cmd->add_option("--ctx", serve.context, "Context per sequence (default: the model's, capped)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   serve_cmd->add_option("--max-queue", serve.max_queue, "Requests waiting at most (default 1024)")

@@ -8,6 +8,7 @@
 #include "core/thread_pool.h"
 #include "engine/stop_matcher.h"
 #include "kv/kv_memory.h"
+#include "kv/kv_row.h"
 #include "text/detokenizer.h"
 
 namespace swiftlet {
@@ -76,6 +77,10 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
   }
   if (cfg.max_running < 1 || cfg.max_queue < 1 || cfg.max_n < 1) {
     return absl::InvalidArgumentError("engine limits must be positive");
+  }
+  if (const char* problem = KvTypeProblem(cfg.kv_type, c.head_dim); *problem != '\0') {
+    return absl::InvalidArgumentError(StrCat("--kv-type ", NameOf(cfg.kv_type), ": ", problem,
+                                             " (this model's is ", c.head_dim, ")"));
   }
   int64_t context = cfg.context > 0 ? cfg.context : std::min(c.n_ctx_train, kMaxContextCap);
   if (context < 2) return absl::InvalidArgumentError("context must allow at least two positions");

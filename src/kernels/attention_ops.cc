@@ -24,11 +24,30 @@ void Axpy(float* acc, float p, const V* v, int64_t n) {
 float Same(float x) { return x; }
 float Widen(uint16_t h) { return Fp16ToFp32(h); }
 
+// Element i of a Q8_0 row: its block's scale times its int8 (exact).
+float Q8At(const BlockQ8_0* row, int64_t i) {
+  const BlockQ8_0& b = row[i / BlockQ8_0::kElems];
+  return Fp16ToFp32(b.d) * static_cast<float>(b.qs[i % BlockQ8_0::kElems]);
+}
+
+float DotQ8(const float* q, const BlockQ8_0* k, int64_t n) {
+  float lanes[16] = {};
+  for (int64_t i = 0; i < n; ++i) lanes[i % 16] += q[i] * Q8At(k, i);
+  for (int width = 8; width >= 1; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+  }
+  return lanes[0];
+}
+
+void AxpyQ8(float* acc, float p, const BlockQ8_0* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += p * Q8At(v, i);
+}
+
 }  // namespace
 
 const AttentionOps& AttentionOpsScalar() {
   static const AttentionOps ops{Dot<float, Same>, Dot<uint16_t, Widen>, Axpy<float, Same>,
-                                Axpy<uint16_t, Widen>};
+                                Axpy<uint16_t, Widen>, DotQ8, AxpyQ8};
   return ops;
 }
 

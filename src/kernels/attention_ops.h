@@ -6,12 +6,15 @@
 // fixed tree: lane l += lane l+8, then l+4, l+2, l+1. That is the order a
 // 16-wide (or two 8-wide) register computes in, so the SIMD variants need
 // no horizontal reordering, and the scalar twin below is the specification.
-// Keys and values come as F32 or F16 cache rows (F16 widened exactly).
+// Keys and values come as F32, F16 or Q8_0 cache rows, widened exactly to
+// floats first (an F16 value, or a Q8_0 block's F16 scale times its int8:
+// 11 + 8 significant bits, exact in a float).
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/cpu_features.h"
+#include "kernels/quant_blocks.h"
 
 namespace swiftlet {
 
@@ -21,6 +24,9 @@ struct AttentionOps {
   // acc[i] = acc[i] + p * v[i]
   void (*axpy_f32)(float* acc, float p, const float* v, int64_t n);
   void (*axpy_f16)(float* acc, float p, const uint16_t* v, int64_t n);
+  // Q8_0 rows: n is a multiple of 32, n / 32 blocks.
+  float (*dot_q8_0)(const float* q, const BlockQ8_0* k, int64_t n);
+  void (*axpy_q8_0)(float* acc, float p, const BlockQ8_0* v, int64_t n);
 };
 
 // The scalar specification.

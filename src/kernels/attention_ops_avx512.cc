@@ -34,10 +34,34 @@ void Axpy(float* acc, float p, const V* v, int64_t n) {
   }
 }
 
+// 16 elements of a Q8_0 row starting at i (i a multiple of 16).
+inline __m512 WidenQ8(const BlockQ8_0* row, int64_t i) {
+  const BlockQ8_0& b = row[i / BlockQ8_0::kElems];
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + i % BlockQ8_0::kElems));
+  const __m512 d = _mm512_set1_ps(_cvtsh_ss(b.d));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+}
+
+float DotQ8(const float* q, const BlockQ8_0* k, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(q + i), WidenQ8(k, i)));
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+void AxpyQ8(float* acc, float p, const BlockQ8_0* v, int64_t n) {
+  const __m512 pv = _mm512_set1_ps(p);
+  for (int64_t i = 0; i < n; i += 16) {
+    _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), _mm512_mul_ps(pv, WidenQ8(v, i))));
+  }
+}
+
 }  // namespace
 
 const AttentionOps& AttentionOpsAvx512() {
-  static const AttentionOps ops{Dot<float>, Dot<uint16_t>, Axpy<float>, Axpy<uint16_t>};
+  static const AttentionOps ops{Dot<float>, Dot<uint16_t>, Axpy<float>, Axpy<uint16_t>, DotQ8, AxpyQ8};
   return ops;
 }
 

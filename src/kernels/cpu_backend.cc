@@ -160,8 +160,26 @@ class CpuBackend final : public Backend {
     std::fill(acc, acc + group * dim, 0.0f);
     std::fill(max, max + group, -INFINITY);
     std::fill(sum, sum + group, 0.0f);
-    const bool f16 = kv.type == TensorType::kF16;
-    const size_t head_offset = static_cast<size_t>(kvh * dim) * (f16 ? 2 : 4);
+    const TensorType type = kv.type;
+    // Q8_0 heads are whole blocks (the model checks head_dim % 32 == 0).
+    SWIFTLET_CHECK(type != TensorType::kQ8_0 || dim % BlockQ8_0::kElems == 0);
+    const size_t head_offset =
+        type == TensorType::kQ8_0 ? static_cast<size_t>(kvh * dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
+                                  : static_cast<size_t>(kvh * dim) * (type == TensorType::kF16 ? 2 : 4);
+    auto dot = [&](const float* qh, const uint8_t* k) {
+      switch (type) {
+        case TensorType::kF16: return ops.dot_f16(qh, reinterpret_cast<const uint16_t*>(k), dim);
+        case TensorType::kQ8_0: return ops.dot_q8_0(qh, reinterpret_cast<const BlockQ8_0*>(k), dim);
+        default: return ops.dot_f32(qh, reinterpret_cast<const float*>(k), dim);
+      }
+    };
+    auto axpy = [&](float* acc_h, float p, const uint8_t* v) {
+      switch (type) {
+        case TensorType::kF16: return ops.axpy_f16(acc_h, p, reinterpret_cast<const uint16_t*>(v), dim);
+        case TensorType::kQ8_0: return ops.axpy_q8_0(acc_h, p, reinterpret_cast<const BlockQ8_0*>(v), dim);
+        default: return ops.axpy_f32(acc_h, p, reinterpret_cast<const float*>(v), dim);
+      }
+    };
     for (int64_t j0 = 0; j0 < n_ctx; j0 += kKeyBlock) {
       const int64_t n = std::min(kKeyBlock, n_ctx - j0);
       for (int64_t h = 0; h < group; ++h) {
@@ -169,9 +187,7 @@ class CpuBackend final : public Backend {
         float block_max = -INFINITY;
         for (int64_t j = 0; j < n; ++j) {
           const uint8_t* k = kv.K(j0 + j) + head_offset;
-          const float dot = f16 ? ops.dot_f16(qh, reinterpret_cast<const uint16_t*>(k), dim)
-                                : ops.dot_f32(qh, reinterpret_cast<const float*>(k), dim);
-          score[j] = dot * s.scale;
+          score[j] = dot(qh, k) * s.scale;
           block_max = std::max(block_max, score[j]);
         }
         float* acc_h = acc + h * dim;
@@ -187,11 +203,7 @@ class CpuBackend final : public Backend {
           const float p = std::exp(score[j] - max[h]);
           sum[h] += p;
           const uint8_t* v = kv.V(j0 + j) + head_offset;
-          if (f16) {
-            ops.axpy_f16(acc_h, p, reinterpret_cast<const uint16_t*>(v), dim);
-          } else {
-            ops.axpy_f32(acc_h, p, reinterpret_cast<const float*>(v), dim);
-          }
+          axpy(acc_h, p, v);
         }
       }
     }

@@ -5,21 +5,21 @@
 #include "core/check.h"
 #include "core/checked_math.h"
 #include "core/str_cat.h"
-#include "kernels/float16.h"
+#include "kv/kv_row.h"
 
 namespace swiftlet {
 
 absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_bytes) {
-  if (shape.type != TensorType::kF32 && shape.type != TensorType::kF16) {
-    return absl::InvalidArgumentError(
-        StrCat("KV cache type ", NameOf(shape.type), " is not supported (use f16 or f32)"));
-  }
   if (shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.n_slots <= 0 || shape.n_ctx <= 0) {
     return absl::InvalidArgumentError("KV cache dimensions must be positive");
   }
+  if (KvRowBytes(shape.type, shape.kv_dim) == 0) {
+    return absl::InvalidArgumentError(StrCat("KV cache type ", NameOf(shape.type), " with rows of ",
+                                             shape.kv_dim, " is not supported (f16, f32, or q8_0 with rows of a multiple of 32)"));
+  }
   KvCache cache;
   cache.shape_ = shape;
-  cache.row_bytes_ = static_cast<size_t>(shape.kv_dim) * (shape.type == TensorType::kF16 ? 2 : 4);
+  cache.row_bytes_ = KvRowBytes(shape.type, shape.kv_dim);
   uint64_t total = cache.row_bytes_;
   for (int64_t f : {shape.n_layer, shape.n_slots, shape.n_ctx, int64_t{2}}) {
     if (!CheckedMul(total, static_cast<uint64_t>(f), &total)) total = UINT64_MAX;
@@ -62,17 +62,8 @@ absl::Status KvCache::CheckWritable(int32_t slot, int64_t pos) const {
 void KvCache::Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) {
   uint8_t* krow = Row(layer, slot, pos, false);
   uint8_t* vrow = Row(layer, slot, pos, true);
-  if (shape_.type == TensorType::kF32) {
-    std::memcpy(krow, k, row_bytes_);
-    std::memcpy(vrow, v, row_bytes_);
-    return;
-  }
-  auto* kh = reinterpret_cast<uint16_t*>(krow);
-  auto* vh = reinterpret_cast<uint16_t*>(vrow);
-  for (int64_t i = 0; i < shape_.kv_dim; ++i) {
-    kh[i] = Fp32ToFp16(k[i]);
-    vh[i] = Fp32ToFp16(v[i]);
-  }
+  EncodeKvRow(shape_.type, k, shape_.kv_dim, krow);
+  EncodeKvRow(shape_.type, v, shape_.kv_dim, vrow);
 }
 
 KvRows KvCache::Rows(int64_t layer, int32_t slot) const {

@@ -39,6 +39,7 @@ class KvCache final : public KvStore {
   absl::Status CheckWritable(int32_t slot, int64_t pos) const override;
   void Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) override;
   KvRows Rows(int64_t layer, int32_t slot) const override;
+  TensorType type() const override { return shape_.type; }
 
  private:
   KvCache() = default;

@@ -27,6 +27,9 @@ class KvStore {
   // The rows of `seq` in `layer`, valid until the store's next change of
   // that sequence's blocks.
   virtual KvRows Rows(int64_t layer, int32_t seq) const = 0;
+
+  // The element type rows are stored in (kv/kv_row.h).
+  virtual TensorType type() const = 0;
 };
 
 }  // namespace swiftlet

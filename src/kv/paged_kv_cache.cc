@@ -7,28 +7,20 @@
 #include "core/check.h"
 #include "core/checked_math.h"
 #include "core/str_cat.h"
-#include "kernels/float16.h"
+#include "kv/kv_row.h"
 
 namespace swiftlet {
 namespace {
-
-size_t ElementBytes(TensorType type) {
-  switch (type) {
-    case TensorType::kF32: return 4;
-    case TensorType::kF16: return 2;
-    default: return 0;
-  }
-}
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
 uint64_t PagedKvCache::BlockBytes(const PagedKvShape& shape) {
-  const size_t elem = ElementBytes(shape.type);
-  if (elem == 0 || shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.block_tokens <= 0) return 0;
-  uint64_t bytes = elem;
-  for (int64_t f : {shape.kv_dim, shape.block_tokens, shape.n_layer, int64_t{2}}) {
+  const size_t row = KvRowBytes(shape.type, shape.kv_dim);
+  if (row == 0 || shape.n_layer <= 0 || shape.block_tokens <= 0) return 0;
+  uint64_t bytes = row;
+  for (int64_t f : {shape.block_tokens, shape.n_layer, int64_t{2}}) {
     if (!CheckedMul(bytes, static_cast<uint64_t>(f), &bytes)) return 0;
   }
   return bytes;
@@ -42,17 +34,16 @@ int64_t PagedKvCache::BlocksForBytes(const PagedKvShape& shape, uint64_t bytes) 
 }
 
 absl::StatusOr<PagedKvCache> PagedKvCache::Create(const PagedKvShape& shape, uint64_t max_bytes) {
-  if (shape.type != TensorType::kF32 && shape.type != TensorType::kF16) {
-    return absl::InvalidArgumentError(
-        StrCat("KV cache type ", NameOf(shape.type),
-               " is not supported: attention reads f16 or f32 only (use f16)"));
-  }
   if (shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.block_tokens <= 0 || shape.n_blocks <= 0 ||
       shape.max_sequences <= 0) {
     return absl::InvalidArgumentError(StrCat(
         "paged KV cache sizes must be positive (layers ", shape.n_layer, ", kv_dim ", shape.kv_dim,
         ", block tokens ", shape.block_tokens, ", blocks ", shape.n_blocks, ", sequences ",
         shape.max_sequences, ")"));
+  }
+  if (KvRowBytes(shape.type, shape.kv_dim) == 0) {
+    return absl::InvalidArgumentError(StrCat("KV cache type ", NameOf(shape.type), " with rows of ",
+                                             shape.kv_dim, " is not supported (f16, f32, or q8_0 with rows of a multiple of 32)"));
   }
   if (shape.n_blocks > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(
@@ -86,7 +77,7 @@ absl::StatusOr<PagedKvCache> PagedKvCache::Create(const PagedKvShape& shape, uin
 PagedKvCache::PagedKvCache(const PagedKvShape& shape, uint64_t block_bytes, uint8_t* data)
     : shape_(shape),
       block_bytes_(block_bytes),
-      row_bytes_(static_cast<size_t>(shape.kv_dim) * ElementBytes(shape.type)),
+      row_bytes_(KvRowBytes(shape.type, shape.kv_dim)),
       data_(data),
       pool_(static_cast<int32_t>(shape.n_blocks)),
       prefix_(shape.block_tokens, static_cast<int32_t>(shape.n_blocks)),
@@ -374,17 +365,8 @@ void PagedKvCache::Store(int64_t layer, int32_t seq, int64_t pos, const float* k
   const size_t offset = static_cast<size_t>(pos % shape_.block_tokens) * row_bytes_;
   uint8_t* krow = BlockData(block, layer, false) + offset;
   uint8_t* vrow = BlockData(block, layer, true) + offset;
-  if (shape_.type == TensorType::kF32) {
-    std::memcpy(krow, k, row_bytes_);
-    std::memcpy(vrow, v, row_bytes_);
-  } else {
-    auto* kh = reinterpret_cast<uint16_t*>(krow);
-    auto* vh = reinterpret_cast<uint16_t*>(vrow);
-    for (int64_t i = 0; i < shape_.kv_dim; ++i) {
-      kh[i] = Fp32ToFp16(k[i]);
-      vh[i] = Fp32ToFp16(v[i]);
-    }
-  }
+  EncodeKvRow(shape_.type, k, shape_.kv_dim, krow);
+  EncodeKvRow(shape_.type, v, shape_.kv_dim, vrow);
   // Forward stores layers in order, so the last layer marks a position done.
   if (layer == shape_.n_layer - 1 && pos == s.written) ++seqs_[static_cast<size_t>(seq)].written;
 }

@@ -5,7 +5,7 @@
 //
 // Memory: one allocation at Create, n_blocks blocks; block b holds, for
 // each layer, block_tokens K rows then block_tokens V rows of kv_dim values
-// in the cache's type (F16 or F32). Nothing allocates per token; Reserve may
+// in the cache's type (F16, F32 or Q8_0). Nothing allocates per token; Reserve may
 // grow a sequence's block table.
 //
 // A sequence (id 0..max_sequences-1, the id a Batch's slots carry) is a
@@ -47,7 +47,7 @@ struct PagedKvShape {
   int64_t kv_dim = 0;          // n_head_kv * head_dim
   int64_t block_tokens = 16;   // Positions per block.
   int64_t n_blocks = 0;
-  TensorType type = TensorType::kF16;  // F16 or F32 (attention reads no other).
+  TensorType type = TensorType::kF16;  // F16, F32 or Q8_0 (kv/kv_row.h).
   int32_t max_sequences = 256;
 };
 
@@ -138,6 +138,7 @@ class PagedKvCache final : public KvStore {
   absl::Status CheckWritable(int32_t seq, int64_t pos) const override;
   void Store(int64_t layer, int32_t seq, int64_t pos, const float* k, const float* v) override;
   KvRows Rows(int64_t layer, int32_t seq) const override;
+  TensorType type() const override { return shape_.type; }
 
  private:
   struct AlignedFree {

@@ -7,6 +7,7 @@
 #include "kernels/dequantize.h"
 #include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
+#include "kv/kv_row.h"
 #include "model/tensor_layout.h"
 
 namespace swiftlet {
@@ -195,6 +196,9 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
   }
   for (int32_t r : batch.output_rows) {
     if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");
+  }
+  if (const char* problem = KvTypeProblem(cache.type(), c.head_dim); *problem != '\0') {
+    return absl::InvalidArgumentError(StrCat(problem, " (this model's is ", c.head_dim, ")"));
   }
 
   const int64_t E = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;

@@ -8,7 +8,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/quantize.h"
 
 namespace swiftlet {
 namespace {
@@ -61,6 +63,59 @@ TEST(AttentionOpsTest, EveryVariantMatchesTheScalarTwinBitForBit) {
         scalar.axpy_f16(acc2.data(), p, kh.data(), dim);
         ops.axpy_f32(acc.data(), p, k.data(), dim);
         scalar.axpy_f32(acc2.data(), p, k.data(), dim);
+        for (int64_t i = 0; i < dim; ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(acc[i]), std::bit_cast<uint32_t>(acc2[i]))
+              << KernelIsaName(isa) << " dim " << dim << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionOpsTest, Q8RowsReadBackAsTheirDequantizedValues) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0, 2);
+  const AttentionOps& scalar = AttentionOpsScalar();
+  for (int64_t dim : {32, 64, 128}) {
+    std::vector<float> q(dim), x(dim), deq(dim), acc(dim, 0.5f), want(dim, 0.5f);
+    for (int64_t i = 0; i < dim; ++i) q[i] = dist(rng), x[i] = dist(rng);
+    std::vector<BlockQ8_0> row(dim / 32);
+    QuantizeRowQ8_0(x.data(), row.data(), dim);
+    DequantizeRow(TensorType::kQ8_0, reinterpret_cast<const uint8_t*>(row.data()), deq.data(), dim);
+    // The dequantized row through the F32 op is the specification.
+    EXPECT_EQ(std::bit_cast<uint32_t>(scalar.dot_q8_0(q.data(), row.data(), dim)),
+              std::bit_cast<uint32_t>(scalar.dot_f32(q.data(), deq.data(), dim)));
+    scalar.axpy_q8_0(acc.data(), 0.75f, row.data(), dim);
+    scalar.axpy_f32(want.data(), 0.75f, deq.data(), dim);
+    EXPECT_EQ(acc, want);
+    // And those values are within Q8_0's step of the input.
+    for (int64_t b = 0; b < dim / 32; ++b) {
+      float amax = 0;
+      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[b * 32 + i]));
+      for (int i = 0; i < 32; ++i) EXPECT_NEAR(deq[b * 32 + i], x[b * 32 + i], amax / 127 * 0.51 + 1e-3);
+    }
+  }
+}
+
+TEST(AttentionOpsTest, Q8VariantsMatchTheScalarTwinBitForBit) {
+  const AttentionOps& scalar = AttentionOpsScalar();
+  std::mt19937 rng(11);
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (isa > ChosenKernelIsa()) continue;
+    for (int64_t dim : {32, 64, 128, 256}) {
+      const AttentionOps& ops = AttentionOpsFor(isa, dim);
+      for (int trial = 0; trial < 20; ++trial) {
+        std::normal_distribution<float> dist(0, trial % 3 == 0 ? 100.0f : 1.0f);
+        std::vector<float> q(dim), x(dim), acc(dim), acc2;
+        for (int64_t i = 0; i < dim; ++i) q[i] = dist(rng), x[i] = dist(rng), acc[i] = dist(rng);
+        std::vector<BlockQ8_0> row(dim / 32);
+        QuantizeRowQ8_0(x.data(), row.data(), dim);
+        EXPECT_EQ(std::bit_cast<uint32_t>(ops.dot_q8_0(q.data(), row.data(), dim)),
+                  std::bit_cast<uint32_t>(scalar.dot_q8_0(q.data(), row.data(), dim)));
+        acc2 = acc;
+        const float p = std::abs(dist(rng));
+        ops.axpy_q8_0(acc.data(), p, row.data(), dim);
+        scalar.axpy_q8_0(acc2.data(), p, row.data(), dim);
         for (int64_t i = 0; i < dim; ++i) {
           ASSERT_EQ(std::bit_cast<uint32_t>(acc[i]), std::bit_cast<uint32_t>(acc2[i]))
               << KernelIsaName(isa) << " dim " << dim << " element " << i;

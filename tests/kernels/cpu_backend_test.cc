@@ -106,11 +106,22 @@ TEST_P(AttentionTest, IsCausalSoftmaxWithGroupedHeads) {
   const std::vector<float> q = Gaussian(2 * n_head * dim, 4);
   const std::vector<float> k = Gaussian(n_ctx * n_kv * dim, 5);
   const std::vector<float> v = Gaussian(n_ctx * n_kv * dim, 6);
-  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
-    // The cache's stored rows; F16 rows are what attention must read back.
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
+    // Q8_0 rows hold whole heads of 32-element blocks.
+    if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;
+    // The cache's stored rows; F16 and Q8_0 rows are what attention must
+    // read back.
     std::vector<uint8_t> kb, vb;
     std::vector<float> kr(k), vr(v);
-    if (type == TensorType::kF16) {
+    if (type == TensorType::kQ8_0) {
+      const size_t blocks = k.size() / 32;
+      kb.resize(blocks * sizeof(BlockQ8_0));
+      vb.resize(blocks * sizeof(BlockQ8_0));
+      QuantizeRowQ8_0(k.data(), reinterpret_cast<BlockQ8_0*>(kb.data()), static_cast<int64_t>(k.size()));
+      QuantizeRowQ8_0(v.data(), reinterpret_cast<BlockQ8_0*>(vb.data()), static_cast<int64_t>(v.size()));
+      DequantizeRow(TensorType::kQ8_0, kb.data(), kr.data(), static_cast<int64_t>(k.size()));
+      DequantizeRow(TensorType::kQ8_0, vb.data(), vr.data(), static_cast<int64_t>(v.size()));
+    } else if (type == TensorType::kF16) {
       kb.resize(k.size() * 2);
       vb.resize(v.size() * 2);
       for (size_t i = 0; i < k.size(); ++i) {
@@ -123,7 +134,8 @@ TEST_P(AttentionTest, IsCausalSoftmaxWithGroupedHeads) {
       kb.assign(reinterpret_cast<const uint8_t*>(k.data()), reinterpret_cast<const uint8_t*>(k.data() + k.size()));
       vb.assign(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
     }
-    const size_t row_bytes = n_kv * dim * (type == TensorType::kF16 ? 2 : 4);
+    const size_t row_bytes = type == TensorType::kQ8_0 ? n_kv * dim / 32 * sizeof(BlockQ8_0)
+                                                       : n_kv * dim * (type == TensorType::kF16 ? 2 : 4);
     // Blocks of 2 positions stored in reverse order, as a paged cache might
     // hold them: attention must follow the block table, not assume one run.
     constexpr int64_t kBlockRows = 2;
@@ -177,7 +189,8 @@ TEST_P(AttentionTest, IsCausalSoftmaxWithGroupedHeads) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
                          ::testing::Values(std::pair<int64_t, int64_t>{8, 5},
-                                           std::pair<int64_t, int64_t>{16, 77}));
+                                           std::pair<int64_t, int64_t>{16, 77},
+                                           std::pair<int64_t, int64_t>{64, 40}));
 
 TEST(CpuBackendTest, RmsNormAndSiluMul) {
   const std::vector<float> x = Gaussian(2 * 16, 7);

@@ -85,7 +85,7 @@ TEST(ForwardTest, BatchInvariance) {
     SCOPED_TRACE(arch + " " + type);
     auto m = MakeModel(arch, type);
     ASSERT_NE(m, nullptr);
-    for (TensorType kv : {TensorType::kF32, TensorType::kF16}) {
+    for (TensorType kv : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       const auto alone = RunSeqs(*m, {kSeqA, kSeqB}, 64, false, 1, kv);
       // Decoded one token at a time, mixed with the other sequence.
       const auto together_1 = RunSeqs(*m, {kSeqA, kSeqB}, 1, true, 2, kv);
@@ -99,6 +99,23 @@ TEST(ForwardTest, BatchInvariance) {
       }
     }
   }
+}
+
+TEST(ForwardTest, Q8KvCacheStaysCloseToF32) {
+  auto m = MakeModel("llama", "Q8_0");
+  ASSERT_NE(m, nullptr);
+  const auto exact = RunSeqs(*m, {kSeqA}, 64, false, 1, TensorType::kF32);
+  const auto q8 = RunSeqs(*m, {kSeqA}, 64, false, 1, TensorType::kQ8_0);
+  ASSERT_EQ(exact[0].size(), q8[0].size());
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < exact[0].size(); ++i) {
+    err += (q8[0][i] - exact[0][i]) * (q8[0][i] - exact[0][i]);
+    ref += exact[0][i] * exact[0][i];
+  }
+  // Q8_0 keeps about 1/254 of each block's range: the logits move by a
+  // small fraction of their spread, and they do move (it is not F32).
+  EXPECT_LT(std::sqrt(err / ref), 0.02);
+  EXPECT_GT(err, 0.0);
 }
 
 TEST(ForwardTest, BadBatchesAreErrors) {

@@ -1,0 +1,52 @@
+#include "kv/kv_row.h"
+
+#include <cstring>
+
+#include "core/check.h"
+#include "kernels/float16.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quantize.h"
+
+namespace swiftlet {
+
+size_t KvRowBytes(TensorType type, int64_t kv_dim) {
+  if (kv_dim <= 0) return 0;
+  const auto n = static_cast<size_t>(kv_dim);
+  switch (type) {
+    case TensorType::kF32: return n * 4;
+    case TensorType::kF16: return n * 2;
+    case TensorType::kQ8_0:
+      return kv_dim % BlockQ8_0::kElems == 0 ? n / BlockQ8_0::kElems * sizeof(BlockQ8_0) : 0;
+    default: return 0;
+  }
+}
+
+void EncodeKvRow(TensorType type, const float* x, int64_t kv_dim, uint8_t* out) {
+  switch (type) {
+    case TensorType::kF32:
+      std::memcpy(out, x, static_cast<size_t>(kv_dim) * 4);
+      return;
+    case TensorType::kF16: {
+      auto* h = reinterpret_cast<uint16_t*>(out);
+      for (int64_t i = 0; i < kv_dim; ++i) h[i] = Fp32ToFp16(x[i]);
+      return;
+    }
+    case TensorType::kQ8_0:
+      QuantizeRowQ8_0(x, reinterpret_cast<BlockQ8_0*>(out), kv_dim);
+      return;
+    default:
+      SWIFTLET_CHECK(false && "not a KV type");
+  }
+}
+
+const char* KvTypeProblem(TensorType type, int64_t head_dim) {
+  if (type != TensorType::kF32 && type != TensorType::kF16 && type != TensorType::kQ8_0) {
+    return "a KV cache holds f32, f16 or q8_0";
+  }
+  if (type == TensorType::kQ8_0 && head_dim % BlockQ8_0::kElems != 0) {
+    return "a q8_0 KV cache needs a head dimension that is a multiple of 32";
+  }
+  return "";
+}
+
+}  // namespace swiftlet
