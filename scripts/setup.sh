@@ -26,3 +26,19 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all packages present" >&2
 fi
+
+# The openai npm package the serve end-to-end test drives, at the version
+# tests/e2e/openai/package-lock.json pins. Skipped when already installed.
+openai_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/e2e/openai"
+command -v node >/dev/null && command -v npm >/dev/null || {
+  echo "setup: node and npm are needed for tests/e2e/openai" >&2; exit 1; }
+locked="$(node -p "require(process.argv[1]).packages['node_modules/openai'].version" \
+  "$openai_dir/package-lock.json")"
+installed="$(node -p "try { require(process.argv[1]).version } catch { '' }" \
+  "$openai_dir/node_modules/openai/package.json")"
+if [ -n "$locked" ] && [ "$installed" = "$locked" ]; then
+  echo "setup: openai $locked present" >&2
+else
+  echo "setup: npm ci in tests/e2e/openai (openai $locked)" >&2
+  (cd "$openai_dir" && npm ci --no-audit --no-fund)
+fi

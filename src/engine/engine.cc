@@ -619,7 +619,8 @@ void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
     SamplingParams p = a.request.options.sampling;
     p.seed += static_cast<uint64_t>(c.index);
     c.sampler = std::make_unique<Sampler>(p);
-    c.detok = std::make_unique<IncrementalDetokenizer>(tokenizer_);
+    // The output continues the prompt: its leading space is part of the text.
+    c.detok = std::make_unique<IncrementalDetokenizer>(tokenizer_, /*strip_leading_space=*/false);
     c.stop = std::make_unique<StopMatcher>(a.request.options.stop);
   }
   thread_local std::vector<float> scratch;

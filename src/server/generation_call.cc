@@ -7,6 +7,17 @@
 #include "server/error_response.h"
 
 namespace swiftlet::server {
+namespace {
+
+// OpenAI's text_offset counts characters (code points), not bytes. The
+// detokenizer hands out valid UTF-8 only.
+int64_t Utf8Chars(std::string_view s) {
+  int64_t n = 0;
+  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
 
 class GenerationCall::Sink final : public RequestSink {
  public:
@@ -95,8 +106,8 @@ void GenerationCall::OnTokens(size_t prompt, const TokenEvent& event) {
   const int32_t index = static_cast<int32_t>(prompt) * spec_.n + event.choice;
   ChoiceState& c = choices_[static_cast<size_t>(index)];
   std::vector<api::TokenLogprob> logprobs;
-  if (spec_.logprobs) logprobs = Logprobs(event, c.text_bytes);
-  c.text_bytes += static_cast<int64_t>(event.text.size());
+  if (spec_.logprobs) logprobs = Logprobs(event, c.text_chars);
+  c.text_chars += Utf8Chars(event.text);
   if (!spec_.stream || spec_.keep_text) c.text += event.text;
   if (!spec_.stream) {
     c.logprobs.insert(c.logprobs.end(), logprobs.begin(), logprobs.end());

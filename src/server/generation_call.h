@@ -80,7 +80,7 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
  private:
   struct ChoiceState {
     std::string text;
-    int64_t text_bytes = 0;  // Emitted so far (text_offset of logprobs).
+    int64_t text_chars = 0;  // Characters emitted so far (text_offset of logprobs).
     std::vector<api::TokenLogprob> logprobs;
     FinishReason finish = FinishReason::kStop;
     bool finished = false;

@@ -227,7 +227,8 @@ TEST_F(GenerationCallTest, CompletionLogprobsCarryTokensAndTextOffsets) {
   call->Start({1});
   const int32_t hello = tokenizer_->Encode("Hello", false).at(0);
   const int32_t world = tokenizer_->Encode(" world", false).back();
-  TokenEvent a = Tokens(0, tokenizer_->TokenBytes(hello), {hello});
+  // Text of 3 characters in 5 bytes: offsets count characters.
+  TokenEvent a = Tokens(0, "h\xC3\xA9\xC3\xA9", {hello});
   a.chosen = {{hello, -0.5f}};
   a.top = {{{hello, -0.5f}, {world, -1.5f}}};
   TokenEvent b = Tokens(0, tokenizer_->TokenBytes(world), {world});
@@ -243,9 +244,9 @@ TEST_F(GenerationCallTest, CompletionLogprobsCarryTokensAndTextOffsets) {
   EXPECT_EQ(lp["tokens"][0], tokenizer_->TokenBytes(hello));
   EXPECT_DOUBLE_EQ(lp["token_logprobs"][1].get<double>(), -0.25);
   EXPECT_EQ(lp["text_offset"][0], 0);
-  EXPECT_EQ(lp["text_offset"][1], static_cast<int>(tokenizer_->TokenBytes(hello).size()));
+  EXPECT_EQ(lp["text_offset"][1], 3);
   EXPECT_DOUBLE_EQ(lp["top_logprobs"][0][tokenizer_->TokenBytes(world)].get<double>(), -1.5);
-  EXPECT_EQ(r["choices"][0]["text"], tokenizer_->TokenBytes(hello) + tokenizer_->TokenBytes(world));
+  EXPECT_EQ(r["choices"][0]["text"], "h\xC3\xA9\xC3\xA9" + tokenizer_->TokenBytes(world));
 }
 
 }  // namespace
