@@ -10,21 +10,11 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "core/arrivals.h"
 #include "core/check.h"
 
 namespace swiftlet {
 namespace {
-
-double PerSecond(double n, int64_t duration_ns) {
-  return duration_ns > 0 ? n * 1e9 / static_cast<double>(duration_ns) : 0.0;
-}
-
-// Nearest rank: the ceil(p * n / 100)-th smallest, 1-based.
-double NearestRank(const std::vector<double>& sorted, int p) {
-  const auto n = static_cast<int64_t>(sorted.size());
-  const int64_t rank = std::max<int64_t>(1, (p * n + 99) / 100);
-  return sorted[static_cast<size_t>(rank - 1)];
-}
 
 // Records shared by the runner and the sinks; outlives RunOpenLoop when an
 // engine still holds a sink.
@@ -63,6 +53,9 @@ class RecordingSink final : public RequestSink {
     RequestRecord& r = state_->records[index_];
     if (r.finish_ns >= 0) return;  // A second OnComplete would be an engine bug; count once.
     r.finish_ns = now;
+    r.outcome = r.reason == FinishReason::kStop || r.reason == FinishReason::kLength
+                    ? RequestOutcome::kFinished
+                    : RequestOutcome::kFailed;
     state_->completed += 1;
   }
 
@@ -73,90 +66,8 @@ class RecordingSink final : public RequestSink {
 
 }  // namespace
 
-LatencySummary SummarizeLatencies(std::vector<double> samples) {
-  LatencySummary s;
-  if (samples.empty()) return s;
-  std::sort(samples.begin(), samples.end());
-  s.count = static_cast<int64_t>(samples.size());
-  double total = 0;
-  for (double v : samples) total += v;
-  s.mean_ns = total / static_cast<double>(samples.size());
-  s.p50_ns = NearestRank(samples, 50);
-  s.p90_ns = NearestRank(samples, 90);
-  s.p95_ns = NearestRank(samples, 95);
-  s.p99_ns = NearestRank(samples, 99);
-  s.max_ns = samples.back();
-  return s;
-}
-
-LoadReport Summarize(const std::vector<RequestRecord>& records, const SloTargets& slo,
-                     int64_t duration_ns) {
-  LoadReport rep;
-  rep.duration_ns = duration_ns;
-  std::vector<double> ttft, tpot, itl, e2e;
-  int64_t output_tokens = 0;
-  for (const RequestRecord& r : records) {
-    if (r.warmup) continue;
-    rep.offered += 1;
-    if (r.refused) {
-      rep.refused += 1;
-      rep.max_refusal_decision_ns = std::max(rep.max_refusal_decision_ns, r.refused_after_ns);
-      continue;
-    }
-    const bool finished = r.finish_ns >= 0 &&
-                          (r.reason == FinishReason::kStop || r.reason == FinishReason::kLength);
-    if (!finished) {
-      rep.errors += 1;
-      continue;
-    }
-    rep.finished += 1;
-    output_tokens += r.output_tokens;
-    const int64_t e2e_ns = r.finish_ns - r.arrival_ns;
-    e2e.push_back(static_cast<double>(e2e_ns));
-    // With no token at all (end of sequence first), the client's first
-    // answer is the end of the response.
-    const int64_t ttft_ns = r.first_token_ns >= 0 ? r.first_token_ns - r.arrival_ns : e2e_ns;
-    if (r.first_token_ns >= 0) ttft.push_back(static_cast<double>(ttft_ns));
-    bool met = (slo.ttft_ns == 0 || ttft_ns <= slo.ttft_ns) &&
-               (slo.e2e_ns == 0 || e2e_ns <= slo.e2e_ns);
-    if (r.output_tokens >= 2 && !r.token_times_ns.empty() && r.first_token_ns >= 0) {
-      const int64_t span = r.token_times_ns.back() - r.first_token_ns;
-      tpot.push_back(static_cast<double>(span) / static_cast<double>(r.output_tokens - 1));
-      // span / (n - 1) <= target, without rounding.
-      if (slo.tpot_ns != 0 && span > slo.tpot_ns * (r.output_tokens - 1)) met = false;
-    }
-    for (size_t i = 1; i < r.token_times_ns.size(); ++i) {
-      itl.push_back(static_cast<double>(r.token_times_ns[i] - r.token_times_ns[i - 1]));
-    }
-    rep.met_slo += met;
-  }
-  rep.ttft = SummarizeLatencies(std::move(ttft));
-  rep.tpot = SummarizeLatencies(std::move(tpot));
-  rep.itl = SummarizeLatencies(std::move(itl));
-  rep.e2e = SummarizeLatencies(std::move(e2e));
-  rep.request_throughput_per_s = PerSecond(static_cast<double>(rep.finished), duration_ns);
-  rep.output_token_throughput_per_s = PerSecond(static_cast<double>(output_tokens), duration_ns);
-  rep.goodput_per_s = PerSecond(static_cast<double>(rep.met_slo), duration_ns);
-  rep.slo_attainment_pct =
-      rep.offered > 0 ? 100.0 * static_cast<double>(rep.met_slo) / static_cast<double>(rep.offered)
-                      : 0.0;
-  return rep;
-}
-
-int64_t MeasurementWindowNs(const std::vector<RequestRecord>& records) {
-  bool any = false;
-  int64_t start = 0, end = 0;
-  for (const RequestRecord& r : records) {
-    if (r.warmup) continue;
-    start = any ? std::min(start, r.arrival_ns) : r.arrival_ns;
-    int64_t last = r.arrival_ns;
-    if (r.refused) last = std::max(last, r.arrival_ns + r.refused_after_ns);
-    if (!r.token_times_ns.empty()) last = std::max(last, r.token_times_ns.back());
-    if (r.finish_ns >= 0) last = std::max(last, r.finish_ns);
-    end = any ? std::max(end, last) : last;
-    any = true;
-  }
-  return any ? end - start : 0;
+std::vector<RequestTimeline> Timelines(const std::vector<RequestRecord>& records) {
+  return {records.begin(), records.end()};
 }
 
 SleepFn SystemSleep() {
@@ -167,6 +78,7 @@ SleepFn SystemSleep() {
 }
 
 absl::Status ValidateOpenLoopPlan(const OpenLoopPlan& p) {
+  // ArrivalGaps::Validate's rules, named by this plan's fields.
   if (!(p.rate_per_s > 0)) return absl::InvalidArgumentError("rate_per_s: must be > 0");
   if (!(p.burstiness > 0) || !std::isfinite(p.burstiness)) {
     return absl::InvalidArgumentError("burstiness: must be finite and > 0");
@@ -187,24 +99,14 @@ std::vector<RequestRecord> RunOpenLoop(RequestQueue& queue, const Clock& clock,
   const auto n = static_cast<size_t>(plan.requests);
   auto state = std::make_shared<RunState>(clock, n);
 
-  // One distribution object for the whole run: gamma_distribution keeps
-  // state between draws, so a fresh one per draw would change the sequence.
-  std::mt19937_64 rng(plan.seed);
-  std::exponential_distribution<double> exponential(std::isinf(plan.rate_per_s) ? 1.0
-                                                                                : plan.rate_per_s);
-  std::gamma_distribution<double> gamma(1.0 / plan.burstiness, plan.burstiness / plan.rate_per_s);
-  auto next_gap_ns = [&]() -> int64_t {
-    if (std::isinf(plan.rate_per_s)) return 0;
-    const double s = plan.burstiness == 1.0 ? exponential(rng) : gamma(rng);
-    return std::llround(std::min(s * 1e9, 1e18));  // 1e18 ns: 31 years, keeps the sum in range.
-  };
+  ArrivalGaps gaps(plan.rate_per_s, plan.burstiness, plan.seed);
 
   std::vector<uint64_t> ids(n, 0);
   std::vector<bool> accepted(n, false);
   int64_t n_accepted = 0;
   int64_t arrival = clock.NowNs();
   for (size_t i = 0; i < n; ++i) {
-    arrival += next_gap_ns();
+    arrival += gaps.NextNs();
     if (clock.NowNs() < arrival) sleep_until(arrival);
     Request request = plan.make_request(static_cast<int64_t>(i));
     request.sink = std::make_shared<RecordingSink>(state, i);
@@ -225,7 +127,7 @@ std::vector<RequestRecord> RunOpenLoop(RequestQueue& queue, const Clock& clock,
     } else {
       std::lock_guard<std::mutex> lock(state->mu);
       RequestRecord& r = state->records[i];
-      r.refused = true;
+      r.outcome = RequestOutcome::kRefused;
       r.refusal = result.refused;
       r.refused_after_ns = decided - arrival;
     }

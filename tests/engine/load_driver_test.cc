@@ -140,7 +140,7 @@ TEST(LoadDriverTest, OpenLoopRecordsScriptedTimesExactly) {
     EXPECT_EQ(queue.submit_times[static_cast<size_t>(i)], now);
     now += kDecision;
     if ((i + 1) % kRefuseEvery == 0) {
-      EXPECT_TRUE(r.refused);
+      EXPECT_EQ(r.outcome, RequestOutcome::kRefused);
       EXPECT_EQ(r.refusal, RefusalReason::kQueueFull);
       EXPECT_EQ(r.refused_after_ns, now - arrival);
       max_refused_after = std::max(max_refused_after, now - arrival);
@@ -148,7 +148,7 @@ TEST(LoadDriverTest, OpenLoopRecordsScriptedTimesExactly) {
       EXPECT_TRUE(r.token_times_ns.empty());
       continue;
     }
-    EXPECT_FALSE(r.refused);
+    EXPECT_NE(r.outcome, RequestOutcome::kRefused);
     std::vector<int64_t> tokens;
     for (const Step& s : Script(i)) {
       now += s.advance_ns;

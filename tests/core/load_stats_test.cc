@@ -1,6 +1,8 @@
 // Summarize, MeasurementWindowNs and SummarizeLatencies on hand-written
 // records with hand-computed results.
-#include "engine/load_driver.h"
+#include "core/load_stats.h"
+
+#include "core/clock.h"
 
 #include <vector>
 
@@ -11,44 +13,46 @@ namespace {
 
 constexpr int64_t kMs = kNsPerMs;
 
-RequestRecord Finished(int64_t arrival_ms, std::vector<int64_t> token_ms, int64_t finish_ms,
-                       FinishReason reason) {
-  RequestRecord r;
+constexpr auto kDone = RequestOutcome::kFinished;
+constexpr auto kFailed = RequestOutcome::kFailed;
+
+RequestTimeline Finished(int64_t arrival_ms, std::vector<int64_t> token_ms, int64_t finish_ms,
+                         RequestOutcome outcome) {
+  RequestTimeline r;
   r.arrival_ns = arrival_ms * kMs;
   for (int64_t t : token_ms) r.token_times_ns.push_back(t * kMs);
   r.output_tokens = static_cast<int64_t>(token_ms.size());
   if (!token_ms.empty()) r.first_token_ns = token_ms.front() * kMs;
   r.finish_ns = finish_ms < 0 ? -1 : finish_ms * kMs;
-  r.reason = reason;
+  r.outcome = outcome;
   return r;
 }
 
-RequestRecord Refused(int64_t arrival_ms, int64_t after_ms) {
-  RequestRecord r;
+RequestTimeline Refused(int64_t arrival_ms, int64_t after_ms) {
+  RequestTimeline r;
   r.arrival_ns = arrival_ms * kMs;
-  r.refused = true;
-  r.refusal = RefusalReason::kQueueFull;
+  r.outcome = RequestOutcome::kRefused;
   r.refused_after_ns = after_ms * kMs;
   return r;
 }
 
-std::vector<RequestRecord> ScriptedRecords() {
-  RequestRecord warm = Finished(-1000, {9000}, 10000, FinishReason::kLength);
+std::vector<RequestTimeline> ScriptedRecords() {
+  RequestTimeline warm = Finished(-1000, {9000}, 10000, kDone);
   warm.warmup = true;
   return {
       warm,
-      Finished(0, {100, 120, 150}, 160, FinishReason::kLength),   // TTFT 100, TPOT 25
-      Finished(50, {250}, 260, FinishReason::kStop),              // TTFT 200
+      Finished(0, {100, 120, 150}, 160, kDone),   // TTFT 100, TPOT 25
+      Finished(50, {250}, 260, kDone),              // TTFT 200
       Refused(100, 2),
-      Finished(150, {200, 210, 220, 230, 240}, 240, FinishReason::kStop),  // TTFT 50, TPOT 10
-      Finished(200, {300}, 310, FinishReason::kError),
+      Finished(150, {200, 210, 220, 230, 240}, 240, kDone),  // TTFT 50, TPOT 10
+      Finished(200, {300}, 310, kFailed),
       Refused(250, 5),
-      Finished(300, {350}, -1, FinishReason::kError),  // Never completed.
-      Finished(400, {500}, 505, FinishReason::kLength),  // TTFT 100, one token
+      Finished(300, {350}, -1, kFailed),  // Never completed.
+      Finished(400, {500}, 505, kDone),  // TTFT 100, one token
   };
 }
 
-TEST(LoadDriverTest, SummarizeScriptedRecords) {
+TEST(LoadStatsTest, SummarizeScriptedRecords) {
   const LoadReport r =
       Summarize(ScriptedRecords(), SloTargets{150 * kMs, 20 * kMs, 0}, 500 * kMs);
   EXPECT_EQ(r.offered, 8);
@@ -90,8 +94,8 @@ TEST(LoadDriverTest, SummarizeScriptedRecords) {
   EXPECT_EQ(r.max_refusal_decision_ns, 5 * kMs);
 }
 
-TEST(LoadDriverTest, SloTargetsAreInclusiveAndOptional) {
-  const std::vector<RequestRecord> records = ScriptedRecords();
+TEST(LoadStatsTest, SloTargetsAreInclusiveAndOptional) {
+  const std::vector<RequestTimeline> records = ScriptedRecords();
   // No targets: every finished request meets them.
   EXPECT_EQ(Summarize(records, {}, 500 * kMs).met_slo, 4);
   // Exactly on the targets counts as met (TTFT 200, TPOT 25).
@@ -106,15 +110,15 @@ TEST(LoadDriverTest, SloTargetsAreInclusiveAndOptional) {
   EXPECT_EQ(r.goodput_per_s, 0);
 }
 
-TEST(LoadDriverTest, MeasurementWindowSkipsWarmup) {
+TEST(LoadStatsTest, MeasurementWindowSkipsWarmup) {
   EXPECT_EQ(MeasurementWindowNs(ScriptedRecords()), 505 * kMs);
   EXPECT_EQ(MeasurementWindowNs({}), 0);
   // A refusal's decision and an unfinished request's last token count.
   EXPECT_EQ(MeasurementWindowNs({Refused(10, 7)}), 7 * kMs);
-  EXPECT_EQ(MeasurementWindowNs({Finished(0, {30}, -1, FinishReason::kError)}), 30 * kMs);
+  EXPECT_EQ(MeasurementWindowNs({Finished(0, {30}, -1, kFailed)}), 30 * kMs);
 }
 
-TEST(LoadDriverTest, NearestRankPercentiles) {
+TEST(LoadStatsTest, NearestRankPercentiles) {
   std::vector<double> hundred;
   for (int i = 100; i >= 1; --i) hundred.push_back(i);  // Unsorted on purpose.
   LatencySummary s = SummarizeLatencies(hundred);
