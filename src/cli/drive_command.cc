@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "core/duration.h"
+#include "core/sample_words.h"
 #include "core/str_cat.h"
 #include "engine/engine.h"
 #include "engine/load_driver.h"
@@ -19,29 +20,6 @@
 #include "text/tokenizer.h"
 
 namespace swiftlet::cli {
-namespace {
-
-// Common English words: prompts of "about N words" that tokenize like text.
-constexpr const char* kWords[] = {
-    "the", "people", "stream", "tonight", "really", "good", "music", "watch", "from", "city",
-    "love", "this", "song", "please", "play", "again", "where", "are", "you", "today",
-    "great", "game", "team", "win", "hello", "everyone", "morning", "thank", "for", "coming",
-    "what", "time", "is", "it", "there", "nice", "view", "beautiful", "weather", "here",
-    "can", "we", "see", "more", "of", "that", "dance", "next", "week", "show",
-    "so", "funny", "laugh", "best", "part", "first", "again", "friends", "family", "home",
-    "food", "looks", "delicious", "recipe", "share", "how", "long", "did", "take", "make",
-    "new", "video", "soon", "wait", "excited", "happy", "birthday", "congratulations", "well", "done"};
-
-std::string Words(std::mt19937_64& rng, int64_t n) {
-  std::string s;
-  for (int64_t i = 0; i < n; ++i) {
-    if (i > 0) s += ' ';
-    s += kWords[rng() % std::size(kWords)];
-  }
-  return s;
-}
-
-}  // namespace
 
 int RunDrive(const DriveOptions& o) {
   auto slo_list = ParseDurationList(o.slo, {"ttft", "tpot", "e2e"});
@@ -76,12 +54,12 @@ int RunDrive(const DriveOptions& o) {
   // translation workload's shape: the prefix cache should make it free),
   // then a fresh random comment per request.
   std::mt19937_64 shared_rng(o.seed);
-  const std::string shared = o.shared_prefix_words > 0 ? Words(shared_rng, o.shared_prefix_words) + "\n" : "";
+  const std::string shared = o.shared_prefix_words > 0 ? RandomWords(shared_rng, o.shared_prefix_words) + "\n" : "";
   int64_t prompt_tokens_sum = 0, prompt_count = 0;
   auto make = [&](int64_t index) {
     std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(index));
     Request r;
-    r.prompt = (*tokenizer)->Encode(shared + Words(rng, o.prompt_words), (*tokenizer)->add_bos_token());
+    r.prompt = (*tokenizer)->Encode(shared + RandomWords(rng, o.prompt_words), (*tokenizer)->add_bos_token());
     prompt_tokens_sum += static_cast<int64_t>(r.prompt.size());
     ++prompt_count;
     r.options.sampling.temperature = 0;

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <thread>
 
 namespace swiftlet {
 
@@ -38,6 +40,19 @@ class FakeClock final : public Clock {
  private:
   std::atomic<int64_t> now_;
 };
+
+// Blocks until a clock reads at least until_ns (returns at once when past):
+// how a load driver waits for its next arrival. A real one sleeps; a test's
+// advances its FakeClock.
+using SleepFn = std::function<void(int64_t until_ns)>;
+
+// Sleeps on std::chrono::steady_clock, the scale of SystemClock().
+inline SleepFn SystemSleep() {
+  return [](int64_t until_ns) {
+    std::this_thread::sleep_until(
+        std::chrono::steady_clock::time_point(std::chrono::nanoseconds(until_ns)));
+  };
+}
 
 inline constexpr int64_t kNsPerMs = 1'000'000;
 inline constexpr int64_t kNsPerSecond = 1'000'000'000;

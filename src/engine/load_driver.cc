@@ -70,13 +70,6 @@ std::vector<RequestTimeline> Timelines(const std::vector<RequestRecord>& records
   return {records.begin(), records.end()};
 }
 
-SleepFn SystemSleep() {
-  return [](int64_t until_ns) {
-    std::this_thread::sleep_until(
-        std::chrono::steady_clock::time_point(std::chrono::nanoseconds(until_ns)));
-  };
-}
-
 absl::Status ValidateOpenLoopPlan(const OpenLoopPlan& p) {
   // ArrivalGaps::Validate's rules, named by this plan's fields.
   if (!(p.rate_per_s > 0)) return absl::InvalidArgumentError("rate_per_s: must be > 0");

@@ -44,11 +44,6 @@ inline int64_t MeasurementWindowNs(const std::vector<RequestRecord>& records) {
   return MeasurementWindowNs(Timelines(records));
 }
 
-// Blocks until `clock` reads at least until_ns (returns at once when past).
-// A real one sleeps; a test's advances its FakeClock.
-using SleepFn = std::function<void(int64_t until_ns)>;
-// Sleeps on std::chrono::steady_clock, the scale of SystemClock().
-SleepFn SystemSleep();
 
 struct OpenLoopPlan {
   // Mean arrivals per second, > 0; +infinity submits everything at once.
