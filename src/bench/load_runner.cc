@@ -80,7 +80,7 @@ void SendOne(const std::shared_ptr<RunState>& state, int64_t arrival_ns) {
   {
     std::lock_guard lock(state->mu);
     index = state->recorders.size();
-    planned = state->workload.Make(static_cast<int64_t>(index));
+    planned = state->workload.Make(state->point.first_workload_index + static_cast<int64_t>(index));
     state->recorders.emplace_back(state->clock, static_cast<int64_t>(index), arrival_ns,
                                   static_cast<int64_t>(index) < state->point.warmup_requests,
                                   planned.output_tokens);
@@ -129,6 +129,7 @@ absl::Status ValidateLoadPoint(const LoadPoint& p) {
   if (p.warmup_requests < 0 || (p.requests > 0 && p.warmup_requests >= p.requests)) {
     return absl::InvalidArgumentError("warmup: must be >= 0 and fewer than the requests");
   }
+  if (p.first_workload_index < 0) return absl::InvalidArgumentError("first workload index: must be >= 0");
   if (p.drain_timeout_ns <= 0) return absl::InvalidArgumentError("drain timeout: must be > 0");
   if (p.mode == LoadMode::kClosedLoop) {
     if (p.concurrency < 1 || p.concurrency > 100000) {

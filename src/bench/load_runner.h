@@ -37,6 +37,10 @@ struct LoadPoint {
   // cancelled (kind "cancelled"). > 0.
   int64_t drain_timeout_ns = 120 * kNsPerSecond;
   uint64_t seed = 1;
+  // The workload index of this point's first request: points of a sweep
+  // start far apart, so each asks fresh prompts (a prefix cache warmed by
+  // one point does not flatter the next). >= 0.
+  int64_t first_workload_index = 0;
 };
 
 absl::Status ValidateLoadPoint(const LoadPoint& point);

@@ -113,7 +113,8 @@ std::string SvgChart(const ChartSpec& spec, const std::vector<ChartSeries>& seri
     svg += "<line x1=\"" + Px(px(spec.reference_x)) + "\" y1=\"" + Px(kTop) + "\" x2=\"" +
            Px(px(spec.reference_x)) + "\" y2=\"" + Px(kTop + plot_h) +
            "\" stroke=\"#000\" stroke-dasharray=\"6 4\"/>";
-    svg += "<text x=\"" + Px(px(spec.reference_x) + 4) + "\" y=\"" + Px(kTop + 12) + "\">" +
+    svg += "<text x=\"" + Px(px(spec.reference_x) - 4) + "\" y=\"" + Px(kTop + 12) +
+           "\" text-anchor=\"end\">" +
            EscapeXml(spec.reference_label) + "</text>\n";
   }
   // Series and legend.

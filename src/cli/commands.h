@@ -98,6 +98,30 @@ struct BenchEngineOptions {
 // swiftlet bench engine: machine limits, then pp/tg/batched tg of a model.
 int RunBenchEngine(const BenchEngineOptions& options);
 
+// swiftlet bench (the load generator): drives an OpenAI-compatible server
+// over HTTP and reports latency percentiles and goodput per load point.
+struct BenchLoadOptions {
+  std::string url;
+  std::string model;                  // Empty: the server's first /v1/models entry.
+  std::vector<double> rates;          // Open loop, a sweep when several.
+  std::vector<int64_t> concurrencies; // Closed loop, a sweep when several.
+  int64_t requests = 0;               // Per point.
+  std::string duration;               // Per point, "30s".
+  int64_t warmup = -1;                // Requests; -1: 10% of the point, at most 20.
+  double burstiness = 1;
+  std::string prompt_tokens = "40";   // Words: "40" or "20-60".
+  std::string output_tokens = "32";
+  std::string workload = "synthetic";
+  int64_t streams = 1;
+  int languages = 3;
+  std::string slo = "ttft=500ms,tpot=100ms";
+  std::string timeout = "120s";       // Per request, and the drain wait of a point.
+  uint64_t seed = 1;
+  std::string json_path;
+  std::string html_path;
+};
+int RunBenchLoad(const BenchLoadOptions& options);
+
 // Shared flag parsers.
 absl::StatusOr<TensorType> ParseKvType(const std::string& name);
 

@@ -109,10 +109,50 @@ int Main(int argc, char** argv) {
   make_cmd->add_option("--threads", make.threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
 
-  // `bench` groups the benchmarks: `bench engine` runs the model in-process;
-  // the HTTP load generator hangs its own subcommand here later.
-  CLI::App* bench_cmd = app.add_subcommand("bench", "Benchmarks");
-  bench_cmd->require_subcommand(1);
+  // `bench` is the HTTP load generator (its flags are bench's own);
+  // `bench engine` runs the model in-process instead.
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench", "Load-test an OpenAI-compatible server (latency percentiles, goodput); "
+               "`bench engine` benchmarks a model in-process");
+  bench_cmd->require_subcommand(0, 1);
+  BenchLoadOptions bench_load;
+  bench_cmd->add_option("--url", bench_load.url, "Server base URL, http://HOST:PORT");
+  bench_cmd->add_option("--model", bench_load.model, "Model name to send (default: the server's first)");
+  bench_cmd->add_option("--rate", bench_load.rates,
+                        "Open loop: arrival rates, requests/s, comma-separated (a sweep)")
+      ->delimiter(',');
+  bench_cmd->add_option("--concurrency", bench_load.concurrencies,
+                        "Closed loop: requests in flight, comma-separated (a sweep)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  bench_cmd->add_option("--requests", bench_load.requests, "Requests per load point")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  bench_cmd->add_option("--duration", bench_load.duration, "Sending time per load point (30s, 2m)");
+  bench_cmd->add_option("--warmup", bench_load.warmup,
+                        "Requests per point left out of the figures (default 10%, at most 20)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  bench_cmd->add_option("--burstiness", bench_load.burstiness,
+                        "Open loop: squared coefficient of variation of the gaps (1: Poisson; "
+                        "> 1 burstier, gamma)")
+      ->check(CLI::Range(1e-3, 1e3));
+  bench_cmd->add_option("--prompt-tokens", bench_load.prompt_tokens,
+                        "Prompt length in words, N or MIN-MAX (default 40)");
+  bench_cmd->add_option("--output-tokens", bench_load.output_tokens,
+                        "Output tokens forced per request, N or MIN-MAX (default 32)");
+  bench_cmd->add_option("--workload", bench_load.workload,
+                        "synthetic (default), file:PATH (JSONL of request bodies) or live-comments");
+  bench_cmd->add_option("--streams", bench_load.streams,
+                        "live-comments: independent live streams sending comments (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  bench_cmd->add_option("--languages", bench_load.languages,
+                        "live-comments: target languages per comment (default 3)")
+      ->check(CLI::Range(1, 10));
+  bench_cmd->add_option("--slo", bench_load.slo, "Targets, e.g. ttft=500ms,tpot=100ms[,e2e=2s]");
+  bench_cmd->add_option("--timeout", bench_load.timeout,
+                        "Per request, and the wait for answers after a point (default 120s)");
+  bench_cmd->add_option("--seed", bench_load.seed, "Random seed (arrivals and prompts)");
+  bench_cmd->add_option("--json", bench_load.json_path, "Write every figure as JSON to FILE");
+  bench_cmd->add_option("--html", bench_load.html_path, "Write a self-contained HTML report to FILE");
   BenchEngineOptions bench_engine;
   CLI::App* bench_engine_cmd = bench_cmd->add_subcommand(
       "engine",
@@ -240,10 +280,6 @@ int Main(int argc, char** argv) {
     ReportError("unknown command '" + first + "' (commands: " + commands + ")");
     return 2;
   }
-  if (first == "bench" && argc == 2) {
-    ReportError("bench: name a benchmark (bench commands: engine)");
-    return 2;
-  }
   if (first == "bench" && argc > 2 && argv[2][0] != '-' && std::string(argv[2]) != "engine") {
     ReportError(std::string("unknown bench command '") + argv[2] + "' (bench commands: engine)");
     return 2;
@@ -269,6 +305,7 @@ int Main(int argc, char** argv) {
   if (*logits_cmd) return RunLogits(logits);
   if (*bench_engine_cmd) return RunBenchEngine(bench_engine);
   if (*drive_cmd) return RunDrive(drive);
+  if (*bench_cmd) return RunBenchLoad(bench_load);
   return ReportError("no subcommand");
 }
 
