@@ -253,7 +253,12 @@ SubmitResult Engine::Admit(Request& request) {
     return result;
   };
   const StepCostModel& cost = state_.cost;
-  const int64_t per_step = std::max<int64_t>(1, config_.scheduler.step_tokens - state_.running);
+  // Steps are capped by the TPOT target of the running sequences (the
+  // interactive default stands for it: requests may only tighten it), so a
+  // step prefills at most that budget less one token per running sequence.
+  const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
+                                    state_.running, state_.cost);
+  const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
   const int64_t drain_ns = static_cast<int64_t>(
       std::ceil(static_cast<double>(state_.queued_prompt_tokens) / static_cast<double>(per_step)) *
       cost.PredictNs(config_.scheduler.step_tokens));
@@ -297,14 +302,18 @@ SubmitResult Engine::Admit(Request& request) {
 }
 
 int64_t Engine::EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const {
-  const int64_t per_step = std::max<int64_t>(1, config_.scheduler.step_tokens - state_.running);
+  // Steps are capped by the TPOT target of the running sequences (the
+  // interactive default stands for it: requests may only tighten it), so a
+  // step prefills at most that budget less one token per running sequence.
+  const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
+                                    state_.running, state_.cost);
+  const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
   const int64_t ahead = latency_class == LatencyClass::kInteractive
                             ? state_.queued_interactive_prompt_tokens
                             : state_.queued_prompt_tokens;
   const double steps =
       std::ceil(static_cast<double>(ahead + prompt_tokens) / static_cast<double>(per_step));
-  const int64_t step_tokens = std::min<int64_t>(config_.scheduler.step_tokens,
-                                                state_.running + ahead + prompt_tokens);
+  const int64_t step_tokens = std::min<int64_t>(budget, state_.running + ahead + prompt_tokens);
   return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens));
 }
 

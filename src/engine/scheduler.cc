@@ -5,6 +5,17 @@
 
 namespace swiftlet {
 
+int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decodes,
+                   const StepCostModel& cost) {
+  int64_t budget = step_tokens;
+  if (tightest_tpot_ns > 0 && cost.per_token_ns > 0) {
+    const double target = kStepTimeHeadroom * static_cast<double>(tightest_tpot_ns);
+    const double room = (target - cost.fixed_ns) / cost.per_token_ns;
+    budget = std::min<int64_t>(budget, static_cast<int64_t>(std::max(0.0, room)));
+  }
+  return std::max(budget, decodes);
+}
+
 StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
                   const StepCostModel& cost) {
   StepPlan plan;
@@ -18,12 +29,7 @@ StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerCon
     const int64_t t = demands[i].tpot_target_ns;
     if (t > 0 && (tightest_tpot == 0 || t < tightest_tpot)) tightest_tpot = t;
   }
-  int64_t budget = config.step_tokens;
-  if (tightest_tpot > 0 && cost.per_token_ns > 0) {
-    const double room = (static_cast<double>(tightest_tpot) - cost.fixed_ns) / cost.per_token_ns;
-    budget = std::min<int64_t>(budget, static_cast<int64_t>(std::max(0.0, room)));
-  }
-  budget = std::max(budget, decodes);
+  const int64_t budget = StepBudget(config.step_tokens, tightest_tpot, decodes, cost);
   plan.budget = budget;
   int64_t left = budget - decodes;
 

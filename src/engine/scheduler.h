@@ -46,6 +46,22 @@ struct StepPlan {
   int64_t budget = 0;  // after the TPOT cap
 };
 
+// The share of a TPOT target a step is planned to fill: the cost model is
+// a linear fit and steps vary by about ±10% (cache state, the client's
+// own work on the same cores), so planning to the full target lands half
+// the steps over it. Measured with `swiftlet bench` against serve: at 1.0
+// the overloaded TPOT p50 was 104-108 ms for a 100 ms target.
+inline constexpr double kStepTimeHeadroom = 0.85;
+
+// Tokens one step may hold: config.step_tokens, capped so the predicted
+// step time stays within kStepTimeHeadroom of the tightest TPOT target of
+// the decoding sequences (0: none), and never fewer than the decodes
+// themselves. PlanStep and the
+// admission's TTFT estimate both use it, so the estimate assumes the steps
+// the scheduler will really run.
+int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decodes,
+                   const StepCostModel& cost);
+
 StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
                   const StepCostModel& cost);
 

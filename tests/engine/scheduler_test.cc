@@ -43,9 +43,11 @@ TEST(SchedulerTest, BudgetCappedByTheTightestTimePerTokenButNeverBelowTheDecodes
   std::vector<SequenceDemand> d = {Decode(50'000'000), Decode(100'000'000),
                                    Prefill(500, LatencyClass::kInteractive, 0, 0)};
   StepPlan p = PlanStep(d, cfg, cost);
-  // (50 ms - 10 ms) / 1 ms = 40 tokens: 2 decodes + 38 prefill.
-  EXPECT_EQ(p.budget, 40);
-  EXPECT_EQ(p.tokens[2], 38);
+  // Planned to kStepTimeHeadroom of the target: (0.85 * 50 ms - 10 ms) /
+  // 1 ms = 32.5, so 32 tokens: 2 decodes + 30 prefill.
+  ASSERT_DOUBLE_EQ(kStepTimeHeadroom, 0.85);
+  EXPECT_EQ(p.budget, 32);
+  EXPECT_EQ(p.tokens[2], 30);
   d[0].tpot_target_ns = 5'000'000;  // below the fixed cost: decodes only
   p = PlanStep(d, cfg, cost);
   EXPECT_EQ(p.budget, 2);
