@@ -14,6 +14,7 @@ namespace {
 
 constexpr char kParamUrl[] = "swiftlet/api.param";
 constexpr char kHttpStatusUrl[] = "swiftlet/api.http_status";
+constexpr char kCodeUrl[] = "swiftlet/api.code";
 
 absl::string_view AbslView(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -86,13 +87,19 @@ absl::Status WithHttpStatus(absl::Status status, int http_status) {
   return status;
 }
 
+absl::Status WithErrorCode(absl::Status status, std::string_view code) {
+  if (!status.ok()) status.SetPayload(kCodeUrl, absl::Cord(AbslView(code)));
+  return status;
+}
+
 ApiError ApiErrorFromStatus(const absl::Status& status) {
   SWIFTLET_CHECK(!status.ok());
   ApiError error;
   error.http_status = PinnedHttpStatus(status).value_or(HttpStatusForCode(status.code()));
   auto [type, code] = TypeAndCode(error.http_status);
   error.type = type;
-  error.code = code;
+  auto attached = status.GetPayload(kCodeUrl);
+  error.code = attached ? std::string(*attached) : code;
   error.message = std::string(status.message());
   error.param = ErrorParam(status);
   return error;

@@ -29,6 +29,10 @@ absl::Status WithParam(absl::Status status, std::string_view param);
 // Pins the HTTP status ApiErrorFromStatus answers with (100..599).
 absl::Status WithHttpStatus(absl::Status status, int http_status);
 
+// Replaces the error's "code" (otherwise it follows from the HTTP status):
+// a 429 says which limit refused it ("queue_full", "ttft_target", ...).
+absl::Status WithErrorCode(absl::Status status, std::string_view code);
+
 struct ApiError {
   int http_status = 500;
   std::string message;
@@ -43,7 +47,8 @@ struct ApiError {
 // InvalidArgument/OutOfRange/FailedPrecondition 400, Unauthenticated 401,
 // PermissionDenied 403, NotFound 404, AlreadyExists 409, ResourceExhausted
 // 429, Cancelled 499, Unimplemented 501, Unavailable 503, DeadlineExceeded
-// 504, anything else 500. `type` and `code` follow from the HTTP status.
+// 504, anything else 500. `type` and `code` follow from the HTTP status
+// (a code attached by WithErrorCode wins).
 // `status` must not be OK (checked).
 ApiError ApiErrorFromStatus(const absl::Status& status);
 

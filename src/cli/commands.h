@@ -171,6 +171,9 @@ struct ServeOptions {
   int64_t max_connections = 10000;
   std::string max_body = "8MiB";
   std::string grace = "10s";
+  std::string header_timeout = "10s";  // Slow-loris bounds (HttpServerOptions).
+  std::string body_timeout = "30s";
+  std::string idle_timeout = "60s";
   int embedding_threads = 1;
   bool log_content = false;
   bool no_prefix_cache = false;

@@ -263,6 +263,11 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   serve_cmd->add_option("--max-body", serve.max_body, "Request body size at most (default 8MiB)");
   serve_cmd->add_option("--grace", serve.grace, "On SIGINT/SIGTERM, time for requests in flight (default 10s)");
+  serve_cmd->add_option("--header-timeout", serve.header_timeout,
+                        "Request line and headers must arrive within this (default 10s)");
+  serve_cmd->add_option("--body-timeout", serve.body_timeout, "A request body must arrive within this (default 30s)");
+  serve_cmd->add_option("--idle-timeout", serve.idle_timeout,
+                        "A kept-alive connection waits this long for its next request (default 60s)");
   serve_cmd->add_option("--embedding-threads", serve.embedding_threads, "Threads of the embedding worker (default 1)")
       ->check(CLI::Range(1, 64));
   serve_cmd->add_flag("--log-content", serve.log_content, "Write prompts and outputs to the request log");

@@ -34,6 +34,17 @@ absl::StatusOr<LatencyTargets> ParseTargets(const std::string& flag, const std::
   return t;
 }
 
+// A connection timeout: 100ms..1h (shorter would cut off honest clients on
+// a slow link; longer is no bound at all).
+absl::StatusOr<std::chrono::milliseconds> ParseTimeout(const std::string& flag, const std::string& text) {
+  auto ns = ParseDuration(text);
+  if (!ns.ok()) return absl::InvalidArgumentError(StrCat(flag, ": ", ns.status().message()));
+  if (*ns < 100'000'000 || *ns > int64_t{3600} * 1'000'000'000) {
+    return absl::InvalidArgumentError(StrCat(flag, ": must be 100ms..1h"));
+  }
+  return std::chrono::milliseconds(*ns / 1'000'000);
+}
+
 std::string DefaultModelName(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   if (name.size() > 5 && name.ends_with(".gguf")) name.resize(name.size() - 5);
@@ -59,6 +70,12 @@ int RunServe(const ServeOptions& o) {
   if (*max_body < 1024 || *max_body > (uint64_t{1} << 30)) return ReportError("--max-body: 1KiB..1GiB");
   auto grace = ParseDuration(o.grace);
   if (!grace.ok()) return ReportError(StrCat("--grace: ", grace.status().message()));
+  auto header_timeout = ParseTimeout("--header-timeout", o.header_timeout);
+  if (!header_timeout.ok()) return ReportError(header_timeout.status());
+  auto body_timeout = ParseTimeout("--body-timeout", o.body_timeout);
+  if (!body_timeout.ok()) return ReportError(body_timeout.status());
+  auto idle_timeout = ParseTimeout("--idle-timeout", o.idle_timeout);
+  if (!idle_timeout.ok()) return ReportError(idle_timeout.status());
   auto slo_interactive = ParseTargets("--slo-interactive", o.slo_interactive);
   if (!slo_interactive.ok()) return ReportError(slo_interactive.status());
   auto slo_batch = ParseTargets("--slo-batch", o.slo_batch);
@@ -130,6 +147,9 @@ int RunServe(const ServeOptions& o) {
   ho.io_threads = o.io_threads;
   ho.max_connections = static_cast<size_t>(o.max_connections);
   ho.max_body_bytes = *max_body;
+  ho.header_timeout = *header_timeout;
+  ho.body_timeout = *body_timeout;
+  ho.idle_timeout = *idle_timeout;
   server::OpenAiService* svc = service.get();
   http::HttpServer http(ho, [svc](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
     svc->Handle(std::move(request), std::move(writer));

@@ -114,11 +114,13 @@ absl::Status RefusalStatus(const SubmitResult& result) {
       if (result.retry_after_ms <= 0) {
         return api::WithParam(absl::InvalidArgumentError(result.message), "max_tokens");
       }
-      return absl::ResourceExhaustedError(result.message);
+      return api::WithErrorCode(absl::ResourceExhaustedError(result.message),
+                                RefusalReasonName(result.refused));
     case RefusalReason::kQueueFull:
     case RefusalReason::kQueuedTokens:
     case RefusalReason::kTtftTarget:
-      return absl::ResourceExhaustedError(result.message);
+      return api::WithErrorCode(absl::ResourceExhaustedError(result.message),
+                                RefusalReasonName(result.refused));
   }
   return absl::InternalError("unknown refusal");
 }

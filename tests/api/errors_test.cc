@@ -50,6 +50,15 @@ TEST(ErrorsTest, SerializedShapeIsOpenAIs) {
   EXPECT_TRUE(nlohmann::json::parse(SerializeError(no_param))["error"]["param"].is_null());
 }
 
+TEST(ErrorsTest, AnAttachedCodeReplacesTheStatusDefault) {
+  EXPECT_EQ(ApiErrorFromStatus(absl::ResourceExhaustedError("full")).code, "rate_limit_exceeded");
+  ApiError e = ApiErrorFromStatus(WithErrorCode(absl::ResourceExhaustedError("full"), "queue_full"));
+  EXPECT_EQ(e.http_status, 429);
+  EXPECT_EQ(e.type, "rate_limit_error");
+  EXPECT_EQ(e.code, "queue_full");
+  EXPECT_TRUE(WithErrorCode(absl::OkStatus(), "x").ok());
+}
+
 TEST(ErrorsTest, RoundTrips) {
   ApiError e{429, "queue full", "rate_limit_error", "", "rate_limit_exceeded"};
   auto back = ParseErrorResponse(SerializeError(e));

@@ -4,7 +4,6 @@ Run by ctest: serve_metrics_test.py SWIFTLET SHARED_DIR.
 """
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -12,30 +11,23 @@ import unittest
 import urllib.error
 import urllib.request
 
+import serve_process
+
 SWIFTLET, SHARED = sys.argv[1:3]
-VOCAB = os.path.join(SHARED, "testdata", "vocab", "ggml-vocab-llama-spm.gguf")
 
 
 class Metrics(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.exists(VOCAB):
-            raise AssertionError(f"{VOCAB} is missing: the shared test data must sit beside the checkout")
         cls.dir = tempfile.mkdtemp(prefix="swiftlet-metrics-")
-        model = os.path.join(cls.dir, "m.gguf")
-        subprocess.run([SWIFTLET, "tools", "make-model", "--preset", "tiny", "--type", "Q8_0",
-                        "--vocab", VOCAB, "--out", model], check=True, capture_output=True)
-        cls.server = subprocess.Popen([SWIFTLET, "serve", "-m", model, "--port", "0", "--threads", "2",
-                                       "--kv-memory", "64MiB", "--model-name", "tiny"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = cls.server.stdout.readline()
-        cls.url = line.strip().split(" on ")[-1]
-        assert cls.url.startswith("http://"), line
+        model = serve_process.make_model(SWIFTLET, SHARED, cls.dir)
+        cls.server = serve_process.Server(SWIFTLET, model, "--threads", "2", "--kv-memory", "64MiB",
+                                          "--model-name", "tiny", directory=cls.dir)
+        cls.url = cls.server.url
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.terminate()
-        cls.server.wait(timeout=30)
+        cls.server.stop()
 
     def get(self, path):
         with urllib.request.urlopen(self.url + path, timeout=30) as r:

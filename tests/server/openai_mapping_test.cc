@@ -135,6 +135,21 @@ TEST(OpenAiMappingTest, RefusalsMapToOpenAiStatuses) {
   EXPECT_EQ(http(RefusalReason::kKvMemory, 0), 400) << "never fits: retrying cannot help";
   EXPECT_EQ(http(RefusalReason::kNotReady, 1000), 503);
   EXPECT_EQ(http(RefusalReason::kInvalid, 0), 400);
+  // A load refusal's code names the limit that refused it (what a load
+  // generator counts refusals by); others keep OpenAI's code for the status.
+  auto code = [](RefusalReason r, int64_t retry) {
+    SubmitResult s;
+    s.refused = r;
+    s.retry_after_ms = retry;
+    s.message = "m";
+    return api::ApiErrorFromStatus(RefusalStatus(s)).code;
+  };
+  EXPECT_EQ(code(RefusalReason::kQueueFull, 100), "queue_full");
+  EXPECT_EQ(code(RefusalReason::kQueuedTokens, 100), "queued_tokens");
+  EXPECT_EQ(code(RefusalReason::kTtftTarget, 100), "ttft_target");
+  EXPECT_EQ(code(RefusalReason::kKvMemory, 100), "kv_memory");
+  EXPECT_EQ(code(RefusalReason::kKvMemory, 0), "");
+  EXPECT_EQ(code(RefusalReason::kNotReady, 1000), "service_unavailable");
   SubmitResult invalid;
   invalid.refused = RefusalReason::kInvalid;
   invalid.message = "stop: at most 4 strings";
