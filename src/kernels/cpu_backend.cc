@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/thread_pool.h"
+#include "kernels/activation_quantize.h"
 #include "kernels/attention_ops.h"
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
@@ -80,22 +81,18 @@ class CpuBackend final : public Backend {
 
   void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& s) override {
     const int64_t half = s.rope_dim / 2;
+    const RopeAngles& angles = AnglesFor(positions, n_rows, s);
     for (int64_t t = 0; t < n_rows; ++t) {
-      const double pos = static_cast<double>(positions[t]) * s.position_scale;
+      const float* cos = angles.cos.data() + t * half;
+      const float* sin = angles.sin.data() + t * half;
       for (int64_t h = 0; h < s.n_head; ++h) {
         float* head = x + (t * s.n_head + h) * s.head_dim;
         for (int64_t i = 0; i < half; ++i) {
-          double theta =
-              pos * std::pow(static_cast<double>(s.freq_base), -2.0 * static_cast<double>(i) /
-                                                                   static_cast<double>(s.rope_dim));
-          if (s.freq_factors != nullptr) theta /= s.freq_factors[i];
-          const float c = static_cast<float>(std::cos(theta));
-          const float sn = static_cast<float>(std::sin(theta));
           const int64_t a = s.neox ? i : 2 * i;
           const int64_t b = s.neox ? i + half : 2 * i + 1;
           const float xa = head[a], xb = head[b];
-          head[a] = xa * c - xb * sn;
-          head[b] = xa * sn + xb * c;
+          head[a] = xa * cos[i] - xb * sin[i];
+          head[b] = xa * sin[i] + xb * cos[i];
         }
       }
     }
@@ -127,7 +124,15 @@ class CpuBackend final : public Backend {
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
-    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    // Element-wise, so splitting it changes no result; exp makes it worth
+    // the pool's wake-up once a batch has a few rows.
+    auto range = [gate, up](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    };
+    constexpr int64_t kPerTask = 4096;  // A multiple of 16 floats: tasks share no cache line.
+    if (n < 2 * kPerTask) return range(0, n);
+    pool_.Run((n + kPerTask - 1) / kPerTask,
+              [&](int64_t task) { range(task * kPerTask, std::min(n, (task + 1) * kPerTask)); });
   }
 
   void Add(float* y, const float* x, int64_t n) override {
@@ -214,6 +219,47 @@ class CpuBackend final : public Backend {
 
   static constexpr size_t kMaxJobs = 4;
 
+  // RoPE's angles depend only on the positions and the frequency settings,
+  // which every layer of a forward pass (and its Q and K) share: they are
+  // computed once per distinct set and reused, instead of a pow, a cos and
+  // a sin per element per layer. The values are the same either way.
+  struct RopeAngles {
+    std::vector<int32_t> positions;
+    int64_t rope_dim = -1;
+    float freq_base = 0, position_scale = 0;
+    const float* freq_factors = nullptr;
+    std::vector<float> cos, sin;  // positions.size() rows of rope_dim / 2
+  };
+
+  const RopeAngles& AnglesFor(const int32_t* positions, int64_t n_rows, const RopeShape& s) {
+    RopeAngles& a = rope_angles_;
+    if (a.rope_dim == s.rope_dim && a.freq_base == s.freq_base && a.position_scale == s.position_scale &&
+        a.freq_factors == s.freq_factors && std::equal(positions, positions + n_rows, a.positions.begin(),
+                                                        a.positions.end())) {
+      return a;
+    }
+    const int64_t half = s.rope_dim / 2;
+    a.positions.assign(positions, positions + n_rows);
+    a.rope_dim = s.rope_dim;
+    a.freq_base = s.freq_base;
+    a.position_scale = s.position_scale;
+    a.freq_factors = s.freq_factors;
+    a.cos.resize(static_cast<size_t>(n_rows * half));
+    a.sin.resize(static_cast<size_t>(n_rows * half));
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const double pos = static_cast<double>(positions[t]) * s.position_scale;
+      for (int64_t i = 0; i < half; ++i) {
+        double theta =
+            pos * std::pow(static_cast<double>(s.freq_base), -2.0 * static_cast<double>(i) /
+                                                                 static_cast<double>(s.rope_dim));
+        if (s.freq_factors != nullptr) theta /= s.freq_factors[i];
+        a.cos[t * half + i] = static_cast<float>(std::cos(theta));
+        a.sin[t * half + i] = static_cast<float>(std::sin(theta));
+      }
+    }
+    return a;
+  }
+
   // Activation rows quantized for one weight format, with the block scales
   // and sums the packed kernels want.
   struct PreparedActs {
@@ -244,7 +290,7 @@ class CpuBackend final : public Backend {
     a.row_bytes = row_bytes;
     a.rows.resize(row_bytes * static_cast<size_t>(n_rows));
     for (int64_t t = 0; t < n_rows; ++t) {
-      QuantizeRow(type, x + t * w.n_in, a.rows.data() + t * row_bytes, w.n_in);
+      QuantizeActivationRow(type, x + t * w.n_in, a.rows.data() + t * row_bytes, w.n_in);
     }
     if (sum_elems > 0) {
       const int64_t nb = w.n_in / BlockElems(type);
@@ -296,6 +342,7 @@ class CpuBackend final : public Backend {
   }
 
   ComputePool pool_;
+  RopeAngles rope_angles_;
   PreparedActs acts_[kMaxJobs];
   size_t used_acts_ = 0;
 };
