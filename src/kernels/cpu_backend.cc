@@ -16,6 +16,7 @@
 #include "kernels/float16.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
+#include "kernels/silu.h"
 #include "kernels/vec_dot.h"
 
 namespace swiftlet {
@@ -124,15 +125,14 @@ class CpuBackend final : public Backend {
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
-    // Element-wise, so splitting it changes no result; exp makes it worth
-    // the pool's wake-up once a batch has a few rows.
-    auto range = [gate, up](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    };
+    // Element-wise, so splitting it changes no result; worth the pool's
+    // wake-up once a batch has a few rows.
     constexpr int64_t kPerTask = 4096;  // A multiple of 16 floats: tasks share no cache line.
-    if (n < 2 * kPerTask) return range(0, n);
-    pool_.Run((n + kPerTask - 1) / kPerTask,
-              [&](int64_t task) { range(task * kPerTask, std::min(n, (task + 1) * kPerTask)); });
+    if (n < 2 * kPerTask) return silu_mul_(gate, up, n);
+    pool_.Run((n + kPerTask - 1) / kPerTask, [&](int64_t task) {
+      const int64_t begin = task * kPerTask;
+      silu_mul_(gate + begin, up + begin, std::min(n, begin + kPerTask) - begin);
+    });
   }
 
   void Add(float* y, const float* x, int64_t n) override {
@@ -342,6 +342,7 @@ class CpuBackend final : public Backend {
   }
 
   ComputePool pool_;
+  const SiluMulFn silu_mul_ = SiluMulFor(ChosenKernelIsa());
   RopeAngles rope_angles_;
   PreparedActs acts_[kMaxJobs];
   size_t used_acts_ = 0;

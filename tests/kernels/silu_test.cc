@@ -1,0 +1,70 @@
+// SiluExp against libm's exp (an independent implementation), and every
+// SIMD SiLU twin against the scalar specification, bit for bit.
+#include "kernels/silu.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace swiftlet {
+namespace {
+
+TEST(SiluTest, ExpIsWithinTwoUlpOfLibm) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-87.0f, 88.0f);
+  float worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float x = i < 100 ? static_cast<float>(i - 50) : dist(rng);
+    const double want = std::exp(static_cast<double>(x));
+    const double ulp = std::nextafter(static_cast<float>(want), std::numeric_limits<float>::infinity()) -
+                       static_cast<float>(want);
+    worst = std::max(worst, static_cast<float>(std::fabs(SiluExp(x) - want) / ulp));
+  }
+  EXPECT_LE(worst, 2.0f);
+  EXPECT_EQ(SiluExp(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(SiluExp(std::numeric_limits<float>::quiet_NaN())));
+  // Clamped outside the range: finite, never infinity or a subnormal.
+  EXPECT_EQ(SiluExp(1000.0f), SiluExp(88.0f));
+  EXPECT_TRUE(std::isnormal(SiluExp(-1000.0f)));
+}
+
+TEST(SiluTest, GateMatchesTheFormula) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> dist(0, 4);
+  std::vector<float> gate(1000), up(1000), want(1000);
+  for (int i = 0; i < 1000; ++i) {
+    gate[i] = dist(rng), up[i] = dist(rng);
+    want[i] = static_cast<float>(gate[i] / (1.0 + std::exp(-static_cast<double>(gate[i]))) * up[i]);
+  }
+  SiluMulScalar(gate.data(), up.data(), 1000);
+  for (int i = 0; i < 1000; ++i) EXPECT_NEAR(gate[i], want[i], 1e-6f * (1 + std::fabs(want[i]))) << i;
+}
+
+TEST(SiluTest, EveryVariantMatchesTheScalarTwinBitForBit) {
+  std::mt19937 rng(5);
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (isa > ChosenKernelIsa()) continue;  // not on this CPU
+    const SiluMulFn fn = SiluMulFor(isa);
+    for (int trial = 0; trial < 40; ++trial) {
+      const int64_t n = 1 + trial * 37;  // tails of every length
+      std::normal_distribution<float> dist(0, trial % 4 == 0 ? 200.0f : 3.0f);
+      std::vector<float> gate(n), up(n);
+      for (int64_t i = 0; i < n; ++i) gate[i] = dist(rng), up[i] = dist(rng);
+      if (n > 3) gate[1] = -0.0f, gate[2] = std::numeric_limits<float>::quiet_NaN(), gate[3] = 1e30f;
+      std::vector<float> want = gate;
+      SiluMulScalar(want.data(), up.data(), n);
+      fn(gate.data(), up.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(gate[i]), std::bit_cast<uint32_t>(want[i]))
+            << KernelIsaName(isa) << " n " << n << " element " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swiftlet
