@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "kernels/cpu_features.h"
+
 namespace swiftlet {
 
 float Fp16ToFp32(uint16_t h) {
@@ -64,5 +66,15 @@ uint16_t Fp32ToBf16(float x) {
 }
 
 float Bf16ToFp32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+// float16_f16c.cc, compiled with the F16C flags.
+void Fp32ToFp16RowF16c(const float* x, uint16_t* out, int64_t n);
+
+void Fp32ToFp16Row(const float* x, uint16_t* out, int64_t n) {
+  // The AVX2 level requires F16C (cpu_features.cc).
+  static const bool f16c = ChosenKernelIsa() >= KernelIsa::kAvx2;
+  if (f16c) return Fp32ToFp16RowF16c(x, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = Fp32ToFp16(x[i]);
+}
 
 }  // namespace swiftlet

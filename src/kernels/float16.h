@@ -13,4 +13,8 @@ float Fp16ToFp32(uint16_t h);
 uint16_t Fp32ToBf16(float x);
 float Bf16ToFp32(uint16_t h);
 
+// Fp32ToFp16 over a row, with F16C where CPUID has it (its rounding is
+// the same, so the bits are too).
+void Fp32ToFp16Row(const float* x, uint16_t* out, int64_t n);
+
 }  // namespace swiftlet

@@ -27,8 +27,7 @@ void EncodeKvRow(TensorType type, const float* x, int64_t kv_dim, uint8_t* out) 
       std::memcpy(out, x, static_cast<size_t>(kv_dim) * 4);
       return;
     case TensorType::kF16: {
-      auto* h = reinterpret_cast<uint16_t*>(out);
-      for (int64_t i = 0; i < kv_dim; ++i) h[i] = Fp32ToFp16(x[i]);
+      Fp32ToFp16Row(x, reinterpret_cast<uint16_t*>(out), kv_dim);
       return;
     }
     case TensorType::kQ8_0:

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace swiftlet {
 namespace {
@@ -70,6 +71,26 @@ TEST(Float16Test, Bfloat16ByHand) {
   const uint16_t nan = Fp32ToBf16(std::bit_cast<float>(0x7F800001u));  // Signalling NaN.
   EXPECT_TRUE(std::isnan(Bf16ToFp32(nan)));
   EXPECT_EQ(Bf16ToFp32(0x4049), std::bit_cast<float>(0x40490000u));
+}
+
+}  // namespace
+}  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+TEST(Float16Test, RowConversionMatchesTheScalarOneBitForBit) {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int64_t n : {1, 7, 8, 9, 64, 191, 1000}) {
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::bit_cast<float>(bits(rng));  // every kind: NaN, subnormal, huge
+    const float specials[] = {65504.0f, 65520.0f, 65519.99f, 5.96e-8f, 2.98e-8f, -0.0f, 1e-45f};
+    for (int64_t i = 0; i < n && i < 7; ++i) x[i * 1] = specials[i];
+    std::vector<uint16_t> row(n);
+    Fp32ToFp16Row(x.data(), row.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(row[i], Fp32ToFp16(x[i])) << "n " << n << " element " << i;
+  }
 }
 
 }  // namespace
