@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test: set up, build, run the test suite, run it again under
-# AddressSanitizer + UndefinedBehaviorSanitizer, then fuzz the GGUF reader
-# briefly (clang + libFuzzer) from the malformed-file corpus.
+# Every test: set up, build (GCC), run the test suite, run it again under
+# AddressSanitizer + UndefinedBehaviorSanitizer (built with clang, so both
+# compilers' warnings are errors, and it builds faster), then fuzz the GGUF
+# reader and the tokenizers briefly (clang + libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -21,7 +22,7 @@ ctest --test-dir build --output-on-failure -j2
 
 echo "== build (ASan + UBSan) at $((SECONDS - start)) s" >&2
 # The benchmarks are not tests: the sanitizer build skips them.
-scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_BENCH=OFF
+CXX=clang++ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 

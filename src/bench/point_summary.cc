@@ -25,7 +25,7 @@ PointSummary SummarizePoint(const PointResult& result, const SloTargets& slo) {
   s.client = result.client;
   std::vector<RequestTimeline> timelines;
   timelines.reserve(result.requests.size());
-  int64_t finished = 0, prompt_sum = 0, cached_sum = 0, with_usage = 0;
+  int64_t prompt_sum = 0, cached_sum = 0, with_usage = 0;
   for (const RequestResult& r : result.requests) {
     timelines.push_back(r.timeline);
     if (r.timeline.warmup) continue;
@@ -38,7 +38,6 @@ PointSummary SummarizePoint(const PointResult& result, const SloTargets& slo) {
         s.errors_by_kind[r.kind.empty() ? "error" : r.kind] += 1;
         break;
       case RequestOutcome::kFinished:
-        finished += 1;
         s.output_token_mismatches += r.timeline.output_tokens != r.asked_output_tokens;
         if (r.prompt_tokens >= 0) {
           with_usage += 1;

@@ -2,8 +2,10 @@
 // only when CPUID reports them). Bit-identical to quantize.cc's scalar
 // QuantizeRowQ8_0 and QuantizeRowQ8_K; activation_quantize.h says why.
 // GCC 12 flags the _mm*_undefined_* values inside its own intrinsics.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
 
 #include "core/check.h"

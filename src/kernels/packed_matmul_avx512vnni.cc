@@ -11,7 +11,9 @@
 
 // GCC 12 reports _mm512_undefined_ps() inside its own conversion intrinsics
 // as maybe-uninitialized (a known false positive of its headers).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>

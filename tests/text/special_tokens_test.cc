@@ -39,7 +39,6 @@ std::vector<int32_t> Concat(std::initializer_list<std::vector<int32_t>> parts) {
 // tokens, one user-defined token that is a prefix of a control token, 256
 // byte tokens (so any text encodes) and "▁".
 constexpr int32_t kUnk = 0, kBos = 1, kEos = 2, kImStart = 3, kImEnd = 4, kImPrefix = 5;
-constexpr int32_t kFirstByte = 6, kSpace = kFirstByte + 256;
 
 std::unique_ptr<Tokenizer> ChatMlTokenizer() {
   Vocab vocab;
