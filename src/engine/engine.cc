@@ -261,7 +261,7 @@ SubmitResult Engine::Admit(Request& request) {
   const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
   const int64_t drain_ns = static_cast<int64_t>(
       std::ceil(static_cast<double>(state_.queued_prompt_tokens) / static_cast<double>(per_step)) *
-      cost.PredictNs(config_.scheduler.step_tokens));
+      cost.PredictNs(std::max(budget, state_.running), state_.running));
   if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
   if (state_.waiting >= config_.max_queue) {
     return refuse(RefusalReason::kQueueFull, StrCat("queue full (", config_.max_queue, " requests)"),
@@ -314,7 +314,7 @@ int64_t Engine::EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_c
   const double steps =
       std::ceil(static_cast<double>(ahead + prompt_tokens) / static_cast<double>(per_step));
   const int64_t step_tokens = std::min<int64_t>(budget, state_.running + ahead + prompt_tokens);
-  return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens));
+  return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens, state_.running));
 }
 
 int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const {
@@ -470,10 +470,11 @@ bool Engine::Reserve(Choice& c, int64_t new_length, const Active& owner) {
 }
 
 bool Engine::Step() {
+  const int64_t step_begin = clock_.NowNs();
   TakeIncoming();
   ApplyCancellations();
   if (active_.empty()) {
-    Publish(0, 0);
+    Publish(0, 0, 0, 0);
     return false;
   }
   // Demands per unfinished choice, in admission order.
@@ -556,7 +557,7 @@ bool Engine::Step() {
     }
   }
   if (batch_.size() == 0) {
-    Publish(0, 0);
+    Publish(0, 0, 0, 0);
     std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
     return false;
   }
@@ -612,7 +613,9 @@ bool Engine::Step() {
   }
   for (auto& a : active_) CompleteIfDone(*a);
   std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
-  Publish(static_cast<double>(now - t0), batch_.size());
+  const int64_t step_end = clock_.NowNs();
+  Publish(static_cast<double>(now - t0), batch_.size(),
+          static_cast<double>((t0 - step_begin) + (step_end - now)), static_cast<int64_t>(outputs.size()));
   {
     std::lock_guard<std::mutex> lock(mu_);
     state_.computed_tokens += batch_.size();
@@ -717,13 +720,18 @@ void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, in
   }
 }
 
-void Engine::Publish(double step_ns, int64_t step_tokens) {
+void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Exponentially weighted updates of the linear cost model.
+  constexpr double kWeight = 0.1;
+  StepCostModel& m = state_.cost;
+  if (outputs >= 4 && around_ns > 0) {
+    // The work around the forward pass, per output row (with several rows,
+    // so the part that does not grow with them weighs little).
+    m.per_output_ns += kWeight * (around_ns / static_cast<double>(outputs) - m.per_output_ns);
+  }
   if (step_tokens > 0 && step_ns > 0) {
-    // Exponentially weighted updates of the linear cost model: large steps
-    // refine the per-token cost, small ones the fixed part.
-    constexpr double kWeight = 0.1;
-    StepCostModel& m = state_.cost;
+    // Large steps refine the per-token cost, small ones the fixed part.
     if (step_tokens >= 16) {
       const double per = std::max(0.0, (step_ns - m.fixed_ns) / static_cast<double>(step_tokens));
       m.per_token_ns += kWeight * (per - m.per_token_ns);

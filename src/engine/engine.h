@@ -129,7 +129,9 @@ class Engine final : public RequestQueue {
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
   void CompleteIfDone(Active& a);
-  void Publish(double step_ns, int64_t step_tokens);
+  // After a step: the forward pass took step_ns for step_tokens tokens, the
+  // rest of the step around_ns for `outputs` sampled rows.
+  void Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs);
   absl::Status Validate(const Request& r) const;
   SubmitResult Admit(Request& request);
   int64_t EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const;  // Requires mu_.

@@ -10,7 +10,9 @@ int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decode
   int64_t budget = step_tokens;
   if (tightest_tpot_ns > 0 && cost.per_token_ns > 0) {
     const double target = kStepTimeHeadroom * static_cast<double>(tightest_tpot_ns);
-    const double room = (target - cost.fixed_ns) / cost.per_token_ns;
+    // Every decode yields an output row; prefill chunks rarely do.
+    const double room = (target - cost.fixed_ns - cost.per_output_ns * static_cast<double>(decodes)) /
+                        cost.per_token_ns;
     budget = std::min<int64_t>(budget, static_cast<int64_t>(std::max(0.0, room)));
   }
   return std::max(budget, decodes);

@@ -24,11 +24,18 @@ struct SchedulerConfig {
   int64_t chunk_tokens = 128;  // Prefill tokens per sequence per step at most.
 };
 
-// Predicted forward time for a step of `tokens` tokens: fixed + per_token * tokens.
+// Predicted time of a whole engine step: the forward pass (fixed +
+// per_token * tokens) and the work around it, which grows with the rows
+// that produce a token (per_output: sampling over the vocabulary,
+// detokenizing, the stream event, planning). Left out, that work made
+// overloaded steps run ~10% past the plan.
 struct StepCostModel {
   double fixed_ns = 0;
   double per_token_ns = 0;
-  double PredictNs(int64_t tokens) const { return fixed_ns + per_token_ns * static_cast<double>(tokens); }
+  double per_output_ns = 0;
+  double PredictNs(int64_t tokens, int64_t outputs) const {
+    return fixed_ns + per_token_ns * static_cast<double>(tokens) + per_output_ns * static_cast<double>(outputs);
+  }
 };
 
 struct SequenceDemand {

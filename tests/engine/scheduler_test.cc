@@ -54,5 +54,18 @@ TEST(SchedulerTest, BudgetCappedByTheTightestTimePerTokenButNeverBelowTheDecodes
   EXPECT_EQ(p.tokens, (std::vector<int64_t>{1, 1, 0}));
 }
 
+TEST(SchedulerTest, TheWorkPerOutputRowComesOffTheBudget) {
+  const SchedulerConfig cfg{256, 128};
+  // 10 ms + 1 ms per token + 2 ms per decode's output row (sampling, events).
+  const StepCostModel cost{10e6, 1e6, 2e6};
+  std::vector<SequenceDemand> d = {Decode(50'000'000), Decode(100'000'000),
+                                   Prefill(500, LatencyClass::kInteractive, 0, 0)};
+  const StepPlan p = PlanStep(d, cfg, cost);
+  // (0.85 * 50 ms - 10 ms - 2 * 2 ms) / 1 ms = 28.5: 2 decodes + 26 prefill.
+  EXPECT_EQ(p.budget, 28);
+  EXPECT_EQ(p.tokens[2], 26);
+  EXPECT_DOUBLE_EQ(cost.PredictNs(28, 2), 10e6 + 28e6 + 4e6);
+}
+
 }  // namespace
 }  // namespace swiftlet
