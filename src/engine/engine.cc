@@ -295,7 +295,11 @@ SubmitResult Engine::Admit(Request& request) {
   result.id = a->id;
   state_.waiting += 1;
   state_.queued_prompt_tokens += prompt;
-  if (o.latency_class == LatencyClass::kInteractive) state_.queued_interactive_prompt_tokens += prompt;
+  state_.expected_prefill_tokens += state_.prefill_share * static_cast<double>(prompt);
+  if (o.latency_class == LatencyClass::kInteractive) {
+    state_.queued_interactive_prompt_tokens += prompt;
+    state_.expected_interactive_prefill_tokens += state_.prefill_share * static_cast<double>(prompt);
+  }
   incoming_.push_back(std::move(a));
   wake_.notify_one();
   return result;
@@ -308,12 +312,14 @@ int64_t Engine::EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_c
   const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
                                     state_.running, state_.cost);
   const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
-  const int64_t ahead = latency_class == LatencyClass::kInteractive
-                            ? state_.queued_interactive_prompt_tokens
-                            : state_.queued_prompt_tokens;
-  const double steps =
-      std::ceil(static_cast<double>(ahead + prompt_tokens) / static_cast<double>(per_step));
-  const int64_t step_tokens = std::min<int64_t>(budget, state_.running + ahead + prompt_tokens);
+  // What the prefix cache will supply is not computed: the queue's known
+  // remainder, and the recent share for prompts not yet looked up.
+  const double ahead = latency_class == LatencyClass::kInteractive ? state_.expected_interactive_prefill_tokens
+                                                                   : state_.expected_prefill_tokens;
+  const double work = std::max(1.0, ahead + state_.prefill_share * static_cast<double>(prompt_tokens));
+  const double steps = std::ceil(work / static_cast<double>(per_step));
+  const int64_t step_tokens =
+      std::min<int64_t>(budget, state_.running + static_cast<int64_t>(std::ceil(work)));
   return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens, state_.running));
 }
 
@@ -456,6 +462,10 @@ bool Engine::EnsureSequences(Active& a) {
         std::lock_guard<std::mutex> lock(mu_);
         state_.prefix_queries_tokens += static_cast<int64_t>(c.tokens.size()) - 1;
         state_.prefix_hits_tokens += *matched;
+        if (c.tokens.size() > 1) {
+          const double share = 1.0 - static_cast<double>(*matched) / static_cast<double>(c.tokens.size() - 1);
+          state_.prefill_share += 0.1 * (share - state_.prefill_share);
+        }
       }
     }
   }
@@ -742,10 +752,14 @@ void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int6
   }
   int64_t waiting = static_cast<int64_t>(incoming_.size()), running = 0;
   int64_t queued = 0, queued_interactive = 0;
+  double expected = 0, expected_interactive = 0;
   for (const auto& p : incoming_) {
     const int64_t n = static_cast<int64_t>(p->request.prompt.size());
+    const bool interactive = p->request.options.latency_class == LatencyClass::kInteractive;
     queued += n;
-    if (p->request.options.latency_class == LatencyClass::kInteractive) queued_interactive += n;
+    if (interactive) queued_interactive += n;
+    expected += state_.prefill_share * static_cast<double>(n);
+    if (interactive) expected_interactive += state_.prefill_share * static_cast<double>(n);
   }
   for (const auto& p : active_) {
     if (p->completed) continue;
@@ -757,13 +771,20 @@ void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int6
     if (p->prompt_done) continue;
     const Choice& c = p->choices.front();
     const int64_t n = static_cast<int64_t>(c.tokens.size()) - c.computed;
+    const bool interactive = p->request.options.latency_class == LatencyClass::kInteractive;
+    // Not yet matched (no sequence): what the cache will likely supply comes off.
+    const double share = c.seq >= 0 ? 1.0 : state_.prefill_share;
     queued += n;
-    if (p->request.options.latency_class == LatencyClass::kInteractive) queued_interactive += n;
+    if (interactive) queued_interactive += n;
+    expected += share * static_cast<double>(n);
+    if (interactive) expected_interactive += share * static_cast<double>(n);
   }
   state_.waiting = waiting;
   state_.running = running;
   state_.queued_prompt_tokens = queued;
   state_.queued_interactive_prompt_tokens = queued_interactive;
+  state_.expected_prefill_tokens = expected;
+  state_.expected_interactive_prefill_tokens = expected_interactive;
   state_.kv_blocks_total = kv_.blocks_total();
   state_.kv_blocks_available = kv_.blocks_available();
   metrics_.requests_running.Set(running);

@@ -66,6 +66,12 @@ struct EngineState {
   int64_t running = 0;
   int64_t queued_prompt_tokens = 0;              // all classes
   int64_t queued_interactive_prompt_tokens = 0;
+  // Prefill the queue will really compute: prompts already matched against
+  // the prefix cache count what is left of them, prompts not yet matched
+  // count prefill_share of their tokens (the TTFT estimate's input).
+  double expected_prefill_tokens = 0;
+  double expected_interactive_prefill_tokens = 0;
+  double prefill_share = 1.0;  // Moving average of (1 - prefix hit fraction) of new prompts.
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_available = 0;               // free + evictable cached
   StepCostModel cost;                            // measured step costs

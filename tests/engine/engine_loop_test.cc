@@ -220,6 +220,15 @@ TEST(EngineTest, PrefixCacheComputesOnlyTheRestAndGivesTheSameTokens) {
   EXPECT_EQ(m.time_to_first_token_seconds.Snapshot().count, 2u);
   EXPECT_EQ(m.inter_token_latency_seconds.Snapshot().count, 10u);
   EXPECT_EQ(m.requests_finished.Value(FinishReason::kLength), 2u);
+  // The TTFT estimate expects a new prompt to compute the recent share of
+  // its tokens the cache did not hold: the cold one computed all 49 looked
+  // up, the warm one 1 of 49; moving average 1 + 0.1 * (1/49 - 1).
+  const double share = 1.0 + 0.1 * (1.0 / 49.0 - 1.0);
+  EXPECT_NEAR(e->state().prefill_share, share, 1e-9);
+  ASSERT_TRUE(e->Submit(Greedy(Prompt(4, 40), 2, std::make_shared<Recorder>())).accepted());
+  EXPECT_NEAR(e->state().expected_interactive_prefill_tokens, share * 40, 1e-6);
+  EXPECT_EQ(e->state().queued_interactive_prompt_tokens, 40) << "the backlog limit still counts every token";
+  RunUntilIdle(*e);
 }
 
 TEST(EngineTest, StopStringIsNeverEmittedAndEndsTheChoice) {
