@@ -1,12 +1,7 @@
 // AVX-512 activation quantizers (compiled with -mavx512f -mavx512bw; called
 // only when CPUID reports them). Bit-identical to quantize.cc's scalar
 // QuantizeRowQ8_0 and QuantizeRowQ8_K; activation_quantize.h says why.
-// GCC 12 flags the _mm*_undefined_* values inside its own intrinsics.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/intrinsics.h"
 
 #include "core/check.h"
 #include "kernels/activation_quantize_variants.h"

@@ -1,12 +1,7 @@
 // AVX-512 attention ops (compiled with -mavx512f -mf16c; called only when
 // CPUID reports them, for head dimensions that are a multiple of 16). The
 // summation order is attention_ops.h's: 16 lanes, then the fixed fold.
-// GCC 12 flags the _mm*_undefined_* values inside its own intrinsics.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/intrinsics.h"
 
 #include "kernels/attention_ops_variants.h"
 

@@ -9,12 +9,7 @@
 // lane's arithmetic depends only on its own row and activation, so a row's
 // result is the same whatever tile, batch or thread computes it.
 
-// GCC 12 reports _mm512_undefined_ps() inside its own conversion intrinsics
-// as maybe-uninitialized (a known false positive of its headers).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/intrinsics.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,12 +1,7 @@
 // AVX-512 SiLU gate (compiled with -mavx512f; called only when CPUID
 // reports it): silu.cc's operations, in the same order, 16 lanes at a time,
 // so every result is bit-identical to the scalar specification.
-// GCC 12 flags the _mm*_undefined_* values inside its own intrinsics.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/intrinsics.h"
 
 #include "kernels/silu_variants.h"
 

@@ -169,27 +169,32 @@ class Sse:
         self.sock.close()
 
 
+def summarize_events(events):
+    """(text chunks, finish reason, usage, saw [DONE]) of the events read."""
+    texts, finish, usage, done = 0, None, None, False
+    for data in events:
+        if data == "[DONE]":
+            done = True
+            continue
+        chunk = json.loads(data)
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk["choices"]:
+            if choice["finish_reason"]:
+                finish = choice["finish_reason"]
+            elif choice["text"]:
+                texts += 1
+    return texts, finish, usage, done
+
+
 def read_stream(server, body):
-    """(text chunks, finish reason, usage, saw [DONE]) of a whole stream."""
+    """summarize_events of a whole stream."""
     sse = Sse(server, body)
     assert sse.status == 200, sse.status
-    texts, finish, usage, done = 0, None, None, False
     try:
-        for data in sse.events():
-            if data == "[DONE]":
-                done = True
-                continue
-            chunk = json.loads(data)
-            if chunk.get("usage"):
-                usage = chunk["usage"]
-            for choice in chunk["choices"]:
-                if choice["finish_reason"]:
-                    finish = choice["finish_reason"]
-                elif choice["text"]:
-                    texts += 1
+        return summarize_events(sse.events())
     finally:
         sse.close()
-    return texts, finish, usage, done
 
 
 def log_lines(server):
@@ -511,15 +516,7 @@ class Shutdown(unittest.TestCase):
         self.assertEqual(error_of(raw)["type"], "server_error")
         self.assertEqual(exchange(server, "GET", "/ready")[0], 503)
         self.assertEqual(exchange(server, "GET", "/health")[0], 200)
-        finish, usage, done = None, None, False
-        for data in events:
-            if data == "[DONE]":
-                done = True
-                continue
-            chunk = json.loads(data)
-            usage = chunk.get("usage") or usage
-            for c in chunk["choices"]:
-                finish = c["finish_reason"] or finish
+        _, finish, usage, done = summarize_events(events)
         sse.close()
         self.assertEqual((finish, usage["completion_tokens"], done), ("length", 600, True))
         self.assertEqual(server.process.wait(timeout=30), 0)
