@@ -34,6 +34,24 @@ TEST(ComputePoolTest, WakesAfterSleeping) {
   EXPECT_EQ(sum.load(), 90);
 }
 
+// Jobs back to back, as a forward pass runs them, each with its own stack
+// state: a worker that came late to one job and still ran a task of it (or
+// read its task count) after Run returned would write into the next job's
+// counters and fail the check (and ASan would see the dead frame). Pauses
+// between some jobs let workers fall asleep, so the wake path races too.
+TEST(ComputePoolTest, NoTaskEscapesItsJobAcrossRapidAndSleepyJobs) {
+  ComputePool pool(3);
+  for (int job = 0; job < 20000; ++job) {
+    const int64_t n = 2 + job % 5;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.Run(n, [&](int64_t i) { hits[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed); });
+    int total = 0;
+    for (const auto& h : hits) total += h.load();
+    ASSERT_EQ(total, n) << "job " << job;
+    if (job % 2000 == 1999) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 TEST(PhysicalCoresTest, AtLeastOneAndAtMostTheLogicalCount) {
   EXPECT_GE(PhysicalCores(), 1);
   EXPECT_LE(PhysicalCores(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
