@@ -43,11 +43,32 @@ void AxpyQ8(float* acc, float p, const BlockQ8_0* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] += p * Q8At(v, i);
 }
 
+// The group ops of the specification: the single-head op once per head.
+template <typename K, float (*kDot)(const float*, const K*, int64_t)>
+void DotGroup(const float* q, int64_t group, const K* k, int64_t n, float* out) {
+  for (int64_t h = 0; h < group; ++h) out[h] = kDot(q + h * n, k, n);
+}
+
+template <typename V, void (*kAxpy)(float*, float, const V*, int64_t)>
+void AxpyGroup(float* acc, int64_t group, const float* p, const V* v, int64_t n) {
+  for (int64_t h = 0; h < group; ++h) kAxpy(acc + h * n, p[h], v, n);
+}
+
 }  // namespace
 
 const AttentionOps& AttentionOpsScalar() {
-  static const AttentionOps ops{Dot<float, Same>, Dot<uint16_t, Widen>, Axpy<float, Same>,
-                                Axpy<uint16_t, Widen>, DotQ8, AxpyQ8};
+  static const AttentionOps ops{Dot<float, Same>,
+                                Dot<uint16_t, Widen>,
+                                Axpy<float, Same>,
+                                Axpy<uint16_t, Widen>,
+                                DotQ8,
+                                AxpyQ8,
+                                DotGroup<float, Dot<float, Same>>,
+                                DotGroup<uint16_t, Dot<uint16_t, Widen>>,
+                                DotGroup<BlockQ8_0, DotQ8>,
+                                AxpyGroup<float, Axpy<float, Same>>,
+                                AxpyGroup<uint16_t, Axpy<uint16_t, Widen>>,
+                                AxpyGroup<BlockQ8_0, AxpyQ8>};
   return ops;
 }
 

@@ -151,17 +151,22 @@ class CpuBackend final : public Backend {
   static constexpr int64_t kKeyBlock = 32;
 
   // Query heads q[0..group) (consecutive rows of head_dim) against keys
-  // 0..n_ctx-1 of KV head kvh; writes their outputs to out likewise.
+  // 0..n_ctx-1 of KV head kvh; writes their outputs to out likewise. Each
+  // key and value row is read once for the whole group (the group ops);
+  // per head the order of every operation is that of one head alone: its
+  // scores block by block, its running max, rescale, then its exp, sum and
+  // accumulation in key order.
   static void AttendGroup(const AttentionOps& ops, const float* q, int64_t n_ctx, const KvRows& kv,
                           int64_t kvh, int64_t group, const AttentionShape& s, float* out) {
     const int64_t dim = s.head_dim;
     // Per-thread scratch, grown once: no allocation per token afterwards.
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(group * (dim + 2) + kKeyBlock));
+    scratch.resize(static_cast<size_t>(group * (dim + 3 + kKeyBlock)));
     float* acc = scratch.data();
     float* max = acc + group * dim;
     float* sum = max + group;
-    float* score = sum + group;
+    float* p = sum + group;
+    float* score = p + group;  // [key j][head h], kKeyBlock keys
     std::fill(acc, acc + group * dim, 0.0f);
     std::fill(max, max + group, -INFINITY);
     std::fill(sum, sum + group, 0.0f);
@@ -171,45 +176,65 @@ class CpuBackend final : public Backend {
     const size_t head_offset =
         type == TensorType::kQ8_0 ? static_cast<size_t>(kvh * dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
                                   : static_cast<size_t>(kvh * dim) * (type == TensorType::kF16 ? 2 : 4);
-    auto dot = [&](const float* qh, const uint8_t* k) {
+    auto dots = [&](const uint8_t* k, float* out_scores) {
       switch (type) {
-        case TensorType::kF16: return ops.dot_f16(qh, reinterpret_cast<const uint16_t*>(k), dim);
-        case TensorType::kQ8_0: return ops.dot_q8_0(qh, reinterpret_cast<const BlockQ8_0*>(k), dim);
-        default: return ops.dot_f32(qh, reinterpret_cast<const float*>(k), dim);
+        case TensorType::kF16:
+          return ops.dot_group_f16(q, group, reinterpret_cast<const uint16_t*>(k), dim, out_scores);
+        case TensorType::kQ8_0:
+          return ops.dot_group_q8_0(q, group, reinterpret_cast<const BlockQ8_0*>(k), dim, out_scores);
+        default: return ops.dot_group_f32(q, group, reinterpret_cast<const float*>(k), dim, out_scores);
       }
     };
-    auto axpy = [&](float* acc_h, float p, const uint8_t* v) {
+    auto axpys = [&](const uint8_t* v) {
       switch (type) {
-        case TensorType::kF16: return ops.axpy_f16(acc_h, p, reinterpret_cast<const uint16_t*>(v), dim);
-        case TensorType::kQ8_0: return ops.axpy_q8_0(acc_h, p, reinterpret_cast<const BlockQ8_0*>(v), dim);
-        default: return ops.axpy_f32(acc_h, p, reinterpret_cast<const float*>(v), dim);
+        case TensorType::kF16:
+          return ops.axpy_group_f16(acc, group, p, reinterpret_cast<const uint16_t*>(v), dim);
+        case TensorType::kQ8_0:
+          return ops.axpy_group_q8_0(acc, group, p, reinterpret_cast<const BlockQ8_0*>(v), dim);
+        default: return ops.axpy_group_f32(acc, group, p, reinterpret_cast<const float*>(v), dim);
+      }
+    };
+    // A head's slice of a row, in bytes.
+    const size_t head_bytes = type == TensorType::kQ8_0 ? static_cast<size_t>(dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
+                                                        : static_cast<size_t>(dim) * (type == TensorType::kF16 ? 2 : 4);
+    auto prefetch = [&](const uint8_t* row) {
+      for (size_t line = 0; line < head_bytes; line += 64) {
+        __builtin_prefetch(row + head_offset + line);
       }
     };
     for (int64_t j0 = 0; j0 < n_ctx; j0 += kKeyBlock) {
       const int64_t n = std::min(kKeyBlock, n_ctx - j0);
+      // The rows of a long context come from beyond L2, and a group's dot
+      // products are long enough that out-of-order execution alone keeps
+      // too few loads in flight: this block's values and the next block's
+      // keys are requested while the keys are scored.
+      for (int64_t j = 0; j < n; ++j) {
+        prefetch(kv.V(j0 + j));
+        if (j0 + kKeyBlock + j < n_ctx) prefetch(kv.K(j0 + kKeyBlock + j));
+        dots(kv.K(j0 + j) + head_offset, score + j * group);
+      }
       for (int64_t h = 0; h < group; ++h) {
-        const float* qh = q + h * dim;
         float block_max = -INFINITY;
         for (int64_t j = 0; j < n; ++j) {
-          const uint8_t* k = kv.K(j0 + j) + head_offset;
-          score[j] = dot(qh, k) * s.scale;
-          block_max = std::max(block_max, score[j]);
+          score[j * group + h] *= s.scale;
+          block_max = std::max(block_max, score[j * group + h]);
         }
-        float* acc_h = acc + h * dim;
         if (block_max > max[h]) {
           // Rescale what came before to the new maximum (exp(-inf) = 0 the
           // first time).
           const float correction = std::exp(max[h] - block_max);
           sum[h] *= correction;
+          float* acc_h = acc + h * dim;
           for (int64_t i = 0; i < dim; ++i) acc_h[i] *= correction;
           max[h] = block_max;
         }
-        for (int64_t j = 0; j < n; ++j) {
-          const float p = std::exp(score[j] - max[h]);
-          sum[h] += p;
-          const uint8_t* v = kv.V(j0 + j) + head_offset;
-          axpy(acc_h, p, v);
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t h = 0; h < group; ++h) {
+          p[h] = std::exp(score[j * group + h] - max[h]);
+          sum[h] += p[h];
         }
+        axpys(kv.V(j0 + j) + head_offset);
       }
     }
     for (int64_t h = 0; h < group; ++h) {

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/dequantize.h"
@@ -120,6 +121,56 @@ TEST(AttentionOpsTest, Q8VariantsMatchTheScalarTwinBitForBit) {
           ASSERT_EQ(std::bit_cast<uint32_t>(acc[i]), std::bit_cast<uint32_t>(acc2[i]))
               << KernelIsaName(isa) << " dim " << dim << " element " << i;
         }
+      }
+    }
+  }
+}
+
+// The group ops against the scalar single-head ops, head by head, bit for
+// bit: groups below, at and past the heads one pass keeps in registers.
+TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
+  const AttentionOps& scalar = AttentionOpsScalar();
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist(0, 1);
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (isa > ChosenKernelIsa()) continue;
+    for (int64_t dim : {32, 64, 96, 128}) {
+      const AttentionOps& ops = AttentionOpsFor(isa, dim);
+      for (int64_t group : {1, 2, 3, 7, 8, 9, 16}) {
+        std::vector<float> q(group * dim), k(dim), acc(group * dim), p(group), out(group);
+        for (float& x : q) x = dist(rng);
+        for (float& x : k) x = dist(rng);
+        for (float& x : acc) x = dist(rng);
+        for (float& x : p) x = std::abs(dist(rng));
+        std::vector<uint16_t> kh(dim);
+        for (int64_t i = 0; i < dim; ++i) kh[i] = Fp32ToFp16(k[i]);
+        std::vector<BlockQ8_0> kq(dim / 32);
+        QuantizeRowQ8_0(k.data(), kq.data(), dim);
+        const std::string where = std::string(KernelIsaName(isa)) + " dim " + std::to_string(dim) +
+                                  " group " + std::to_string(group);
+        auto check_dots = [&](auto group_op, auto single_op, const auto* row, const char* type) {
+          group_op(q.data(), group, row, dim, out.data());
+          for (int64_t h = 0; h < group; ++h) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(out[h]),
+                      std::bit_cast<uint32_t>(single_op(q.data() + h * dim, row, dim)))
+                << where << " " << type << " head " << h;
+          }
+        };
+        check_dots(ops.dot_group_f32, scalar.dot_f32, k.data(), "f32");
+        check_dots(ops.dot_group_f16, scalar.dot_f16, kh.data(), "f16");
+        check_dots(ops.dot_group_q8_0, scalar.dot_q8_0, kq.data(), "q8_0");
+        auto check_axpys = [&](auto group_op, auto single_op, const auto* row, const char* type) {
+          std::vector<float> got = acc, want = acc;
+          group_op(got.data(), group, p.data(), row, dim);
+          for (int64_t h = 0; h < group; ++h) single_op(want.data() + h * dim, p[h], row, dim);
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                << where << " " << type << " element " << i;
+          }
+        };
+        check_axpys(ops.axpy_group_f32, scalar.axpy_f32, k.data(), "f32");
+        check_axpys(ops.axpy_group_f16, scalar.axpy_f16, kh.data(), "f16");
+        check_axpys(ops.axpy_group_q8_0, scalar.axpy_q8_0, kq.data(), "q8_0");
       }
     }
   }
