@@ -7,13 +7,18 @@
 //   build/bench/matmul_bench [--benchmark_filter=Q4_K]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/backend.h"
+#include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
+#include "kernels/machine_limits.h"
+#include "kernels/machine_limits_variants.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "kernels/vec_dot.h"
@@ -135,7 +140,97 @@ void BM_PackedMatMul(benchmark::State& state, TensorType type, int rows) {
       benchmark::Counter::kIs1000);
 }
 
+// Version 2 at memory scale: one GEMV (the decode case) over a weight of
+// TinyLlama's width (n_in 2048) tall enough to be ReadBufferBytes() (8x the
+// last-level cache), on `threads` threads through the backend, as a decode
+// step runs it. The same bytes are first read by the bandwidth benchmark's
+// kernel on the same number of threads, so the share of raw read bandwidth
+// the kernel reaches is printed beside it (read_share).
+void BM_PackedGemvFromMemory(benchmark::State& state, TensorType type, int threads) {
+  constexpr int64_t kWideIn = 2048, kTileRows = 1024;
+  uint64_t row_bytes = 0;
+  (void)RowBytes(type, kWideIn, &row_bytes);
+  const int64_t n_out =
+      static_cast<int64_t>(ReadBufferBytes(LastLevelCacheBytes()) / row_bytes) / kTileRows * kTileRows;
+  // One quantized tile of rows, repeated: the values do not matter here,
+  // only that every byte comes from memory.
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0, 1);
+  std::vector<float> f(kWideIn);
+  std::vector<uint8_t> tile(row_bytes * kTileRows);
+  for (int64_t o = 0; o < kTileRows; ++o) {
+    for (float& v : f) v = d(rng);
+    QuantizeRow(type, f.data(), tile.data() + o * row_bytes, kWideIn);
+  }
+  std::vector<uint8_t> file(row_bytes * static_cast<size_t>(n_out));
+  for (int64_t o = 0; o < n_out; o += kTileRows) {
+    std::memcpy(file.data() + o * row_bytes, tile.data(), tile.size());
+  }
+  const WeightView view{type, kWideIn, n_out, file.data(), row_bytes};
+  std::unique_ptr<PackedWeight> packed = PackWeight(view, ChosenKernelIsa(), threads);
+  if (packed == nullptr) {
+    state.SkipWithError("no packed kernel for this type on this CPU");
+    return;
+  }
+  file = {};
+  std::vector<float> x(kWideIn);
+  for (float& v : x) v = d(rng);
+  std::vector<float> y(static_cast<size_t>(n_out));
+  auto backend = MakeCpuBackend(threads);
+  // Checked against the specification on the first tile's rows.
+  backend->MatMul(packed->view(), x.data(), 1, y.data());
+  const TensorType at = ActivationTypeFor(type);
+  uint64_t arow = 0;
+  (void)RowBytes(at, kWideIn, &arow);
+  std::vector<uint8_t> act(arow);
+  QuantizeRow(at, x.data(), act.data(), kWideIn);
+  for (int64_t o = 0; o < n_out; o += 97) {
+    const float want = VecDotScalar(type, tile.data() + (o % kTileRows) * row_bytes, act.data(), kWideIn);
+    if (std::memcmp(&want, &y[static_cast<size_t>(o)], 4) != 0) {
+      state.SkipWithError("packed kernel differs from the scalar specification");
+      return;
+    }
+  }
+  // Raw read bandwidth over the same bytes, same thread count, in 4 MiB
+  // chunks as the machine-limits benchmark reads.
+  const uint8_t* bytes = packed->view().data;
+  const size_t readable = packed->bytes() / (4 << 20) * (4 << 20);
+  ComputePool pool(threads);
+  std::vector<double> read_gbs;
+  for (int pass = 0; pass < 5; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.Run(static_cast<int64_t>(readable >> 22), [&](int64_t i) {
+      benchmark::DoNotOptimize(machine_limits::ReadSumAvx512(bytes + (i << 22), size_t{4} << 20));
+    });
+    read_gbs.push_back(static_cast<double>(readable) /
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9);
+  }
+  std::sort(read_gbs.begin(), read_gbs.end());
+  for (auto _ : state) {
+    backend->MatMul(packed->view(), x.data(), 1, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(packed->bytes()));
+  state.counters["read_GBs"] = read_gbs[2];
+  state.counters["gemv_GBs"] = benchmark::Counter(
+      static_cast<double>(packed->bytes()) * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
 void Register() {
+  if (DetectCpuFeatures().avx512_vnni) {
+    for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
+      for (int threads : {1, 2}) {
+        const std::string name = std::string(NameOf(t)) + "/v2-packed16/gemv-from-memory/threads:" +
+                                 std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_PackedGemvFromMemory, t, threads)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(1.0)
+            ->UseRealTime();
+      }
+    }
+  }
   for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
     for (int rows : {1, 8, 64}) {
       const std::string name = std::string(NameOf(t)) + "/v2-packed16/rows:" + std::to_string(rows);

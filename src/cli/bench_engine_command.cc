@@ -26,9 +26,10 @@ std::string TypesLine(const ModelCost& cost) {
 void PrintTable(const EngineBenchReport& r) {
   const MachineLimits& m = r.limits;
   std::printf(
-      "machine  %s, %d threads, kernels %s: read %.1f GB/s, int8 %.0f GOPS (%s), "
+      "machine  %s, %d threads, kernels %s: read %.1f GB/s (%s, best of %d), int8 %.0f GOPS (%s), "
       "fp32 %.0f GFLOPS (%s)\n",
-      r.cpu.c_str(), m.threads, r.isa.c_str(), m.read_bandwidth_gbs, m.int8_peak_gops,
+      r.cpu.c_str(), m.threads, r.isa.c_str(), m.read_bandwidth_gbs, m.read_kernel.c_str(),
+      m.read_measurements, m.int8_peak_gops,
       m.int8_kernel.c_str(), m.fp32_peak_gflops, m.fp32_kernel.c_str());
   std::printf("model    %s: %s, %s parameters, %s; %s of weights read per token\n",
               std::filesystem::path(r.model_path).filename().c_str(), r.arch.c_str(),
@@ -63,6 +64,8 @@ void PrintJson(const EngineBenchReport& r) {
                               {"threads", m.threads},
                               {"isa", r.isa},
                               {"read_bandwidth_gbs", m.read_bandwidth_gbs},
+                              {"read_kernel", m.read_kernel},
+                              {"read_measurements", m.read_measurements},
                               {"int8_peak_gops", m.int8_peak_gops},
                               {"fp32_peak_gflops", m.fp32_peak_gflops},
                               {"int8_kernel", m.int8_kernel},

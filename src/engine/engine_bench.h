@@ -14,6 +14,9 @@
 // Tokens are deterministic pseudo-random ids in the vocabulary: the forward
 // is measured, not sampling or tokenization.
 //
+// The read bandwidth is measured before the tests and again after each one;
+// the best of those measurements is the bandwidth every limit uses.
+//
 // The limit of a test is a roofline: the lower of
 //   memory bound  = read bandwidth x tokens per weight pass / weight bytes
 //                   per token (P for pp, 1 for tg, B for tg@bB), and

@@ -30,7 +30,11 @@ struct MachineLimits {
   // Median over the passes of bytes / wall time, all threads reading
   // disjoint parts of the buffer at once (1 GB = 1e9 bytes); the better
   // read kernel's where the ISA has two (256- and 512-bit loads).
+  // The best median of every measurement made (RemeasureReadBandwidth adds
+  // more): memory bandwidth on a shared machine drifts with its neighbours'
+  // load, and a limit taken at a quiet moment is still a limit.
   double read_bandwidth_gbs = 0;
+  int read_measurements = 0;
   // Best of a few runs (a peak is what the machine reaches at best). A
   // multiply-add counts as 2 operations.
   double int8_peak_gops = 0;
@@ -44,6 +48,13 @@ struct MachineLimits {
 // bandwidth buffer cannot be allocated.
 absl::StatusOr<MachineLimits> MeasureMachineLimits(ComputePool& pool,
                                                    const MachineLimitsOptions& options = {});
+
+// Measures the read bandwidth again on `pool` (as MeasureMachineLimits
+// does) and keeps the higher figure in `m`. For benchmarks that run long
+// enough for the machine's bandwidth to move: measured beside each test,
+// the limit cannot sit below what the tests themselves stream.
+absl::Status RemeasureReadBandwidth(ComputePool& pool, const MachineLimitsOptions& options,
+                                    MachineLimits& m);
 
 // The size of the largest cache cpu0 has (sysfs cpu0/cache/index*/size of
 // the highest level, else sysconf(_SC_LEVEL3_CACHE_SIZE)); 0 when neither

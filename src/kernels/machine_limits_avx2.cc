@@ -87,4 +87,23 @@ uint64_t ReadSumAvx2(const uint8_t* data, size_t n) {
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+uint64_t ReadSum4StreamsAvx2(const uint8_t* data, size_t n) {
+  const size_t quarter = n / 4;
+  __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                    _mm256_setzero_si256()};
+  for (size_t off = 0; off < quarter; off += 64) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t* line = data + j * quarter + off;
+      acc[j] = _mm256_add_epi64(acc[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(line)));
+      acc[j] = _mm256_add_epi64(acc[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32)));
+    }
+  }
+  const __m256i s =
+      _mm256_add_epi64(_mm256_add_epi64(acc[0], acc[1]), _mm256_add_epi64(acc[2], acc[3]));
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
 }  // namespace swiftlet::machine_limits

@@ -144,4 +144,18 @@ uint64_t ReadSumAvx512(const uint8_t* data, size_t n) {
       _mm512_add_epi64(_mm512_add_epi64(acc[0], acc[1]), _mm512_add_epi64(acc[2], acc[3])));
 }
 
+uint64_t ReadSum4StreamsAvx512(const uint8_t* data, size_t n) {
+  const size_t quarter = n / 4;
+  __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512()};
+  for (size_t off = 0; off < quarter; off += 64) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      acc[j] = _mm512_add_epi64(acc[j], _mm512_load_si512(data + j * quarter + off));
+    }
+  }
+  return LaneSum<uint64_t>(
+      _mm512_add_epi64(_mm512_add_epi64(acc[0], acc[1]), _mm512_add_epi64(acc[2], acc[3])));
+}
+
 }  // namespace swiftlet::machine_limits

@@ -44,9 +44,11 @@ TEST(MachineLimitsTest, ReadKernelsSumEveryWord) {
   EXPECT_EQ(ml::ReadSumScalar(data, n), expected);
   if (DetectCpuFeatures().avx2) {
     EXPECT_EQ(ml::ReadSumAvx2(data, n), expected);
+    EXPECT_EQ(ml::ReadSum4StreamsAvx2(data, n), expected);
   }
   if (DetectCpuFeatures().avx512) {
     EXPECT_EQ(ml::ReadSumAvx512(data, n), expected);
+    EXPECT_EQ(ml::ReadSum4StreamsAvx512(data, n), expected);
   }
   std::free(data);
 }
