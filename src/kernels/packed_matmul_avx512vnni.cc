@@ -345,11 +345,25 @@ template <int kGroups>
 constexpr RowsFn kRowsQ6_K = Rows<TileQ6_K<kGroups, 4>, TileQ6_K<kGroups, 3>,
                                   TileQ6_K<kGroups, 2>, TileQ6_K<kGroups, 1>, 2>;
 
-// Pairs of groups, then the odd one.
-template <RowsFn kRows2, RowsFn kRows1>
+// One activation row over all blocks (no chunks: nothing to reuse).
+template <TileFn kTile>
+void WholeRow(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
+              int64_t y_stride) {
+  kTile(groups, group_bytes, act, 0, 0, act.n_blocks, y, y_stride);
+}
+
+// A single activation row (decode) takes four groups at a time: four
+// weight streams and four independent accumulator chains keep more loads
+// in flight than two (the decode matmuls stream 9-22% more bytes per
+// second on this project's VM, docs/PERFORMANCE.md). Then pairs of
+// groups, then the odd one.
+template <RowsFn kGemv4, RowsFn kRows2, RowsFn kRows1>
 void Kernel(const uint8_t* groups, int64_t n_groups, size_t group_bytes,
             const PackedActivations& act, float* y, int64_t y_stride) {
   int64_t g = 0;
+  if (act.n_rows == 1) {
+    for (; g + 4 <= n_groups; g += 4) kGemv4(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
+  }
   for (; g + 2 <= n_groups; g += 2) kRows2(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
   if (g < n_groups) kRows1(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
 }
@@ -358,10 +372,10 @@ void Kernel(const uint8_t* groups, int64_t n_groups, size_t group_bytes,
 
 PackedKernelFn PackedKernelAvx512Vnni(TensorType type) {
   switch (type) {
-    case TensorType::kQ8_0: return Kernel<kRows32<false, 2>, kRows32<false, 1>>;
-    case TensorType::kQ4_0: return Kernel<kRows32<true, 2>, kRows32<true, 1>>;
-    case TensorType::kQ4_K: return Kernel<kRowsQ4_K<2>, kRowsQ4_K<1>>;
-    case TensorType::kQ6_K: return Kernel<kRowsQ6_K<2>, kRowsQ6_K<1>>;
+    case TensorType::kQ8_0: return Kernel<WholeRow<Tile32<false, 4, 1>>, kRows32<false, 2>, kRows32<false, 1>>;
+    case TensorType::kQ4_0: return Kernel<WholeRow<Tile32<true, 4, 1>>, kRows32<true, 2>, kRows32<true, 1>>;
+    case TensorType::kQ4_K: return Kernel<WholeRow<TileQ4_K<4, 1>>, kRowsQ4_K<2>, kRowsQ4_K<1>>;
+    case TensorType::kQ6_K: return Kernel<WholeRow<TileQ6_K<4, 1>>, kRowsQ6_K<2>, kRowsQ6_K<1>>;
     default: return nullptr;
   }
 }

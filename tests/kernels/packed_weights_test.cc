@@ -24,12 +24,13 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
                  << KernelIsaName(ChosenKernelIsa());
   }
   std::mt19937 rng(static_cast<uint32_t>(type));
-  for (int trial = 0; trial < 12; ++trial) {
-    // Odd group counts and row counts reach every tile shape's remainder.
+  for (int trial = 0; trial < 16; ++trial) {
+    // Odd group counts and row counts reach every tile shape's remainder;
+    // every other trial is one row (decode), which takes groups in fours.
     const int64_t n_in = BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 6 : 24));
     // Some with rows past the last whole group of 16 (the tail).
     const int64_t n_out = kPackRows * (1 + rng() % 9) + (trial % 3 == 0 ? rng() % 16 : 0);
-    const int64_t n_rows = 1 + rng() % 11;
+    const int64_t n_rows = trial % 2 == 0 ? 1 : 2 + rng() % 10;
     const float scale = trial % 4 == 0 ? 1e3f : trial % 4 == 1 ? 1e-3f : 1.0f;
     std::normal_distribution<float> dist(0, scale);
     std::vector<float> wf(n_in * n_out), x(n_in * n_rows);
