@@ -31,6 +31,9 @@ inline __m512i Broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Into L2, a chunk ahead: see Rows.
+inline void PrefetchL2(const uint8_t* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
+
 inline __m512 HalfLanes(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
@@ -82,8 +85,9 @@ struct Totals {
 // w + 8 in nibbles, Σ code*a = Σ w*a + 8 Σ a.
 template <bool kNibbles, int kGroups, int kActs>
 void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-            int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+            int64_t b0, int64_t b1, float* y, int64_t y_stride, bool prefetch) {
   constexpr size_t kCodeBytes = kNibbles ? 8 * kQK : 16 * kQK;
+  const size_t ahead = static_cast<size_t>(b1 - b0) * kCodeBytes;
   constexpr int kOffset = kNibbles ? 8 : 128;
   const int64_t nb = act.n_blocks;
   const ActRows<kActs> a(act, t0, sizeof(BlockQ8_0), offsetof(BlockQ8_0, qs));
@@ -107,6 +111,7 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
         __m512i lo[kGroups], hi[kGroups];
         SWIFTLET_UNROLL
         for (int g = 0; g < kGroups; ++g) {
+          if (prefetch) PrefetchL2(q[g] + 64 * k + ahead);
           const __m512i v = _mm512_loadu_si512(q[g] + 64 * k);
           lo[g] = _mm512_and_si512(v, low);
           hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
@@ -127,7 +132,10 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
       for (int k = 0; k < kQK / 4; ++k) {
         __m512i w[kGroups];
         SWIFTLET_UNROLL
-        for (int g = 0; g < kGroups; ++g) w[g] = _mm512_loadu_si512(q[g] + 64 * k);
+        for (int g = 0; g < kGroups; ++g) {
+          if (prefetch) PrefetchL2(q[g] + 64 * k + ahead);
+          w[g] = _mm512_loadu_si512(q[g] + 64 * k);
+        }
         SWIFTLET_UNROLL
         for (int t = 0; t < kActs; ++t) {
           const __m512i x = Broadcast4(a.Q(t, b) + 4 * k);
@@ -156,7 +164,7 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
 // sum += d*float(sumi) - dmin*float(summ), d = d_w*d_a, dmin = dmin_w*d_a.
 template <int kGroups, int kActs>
 void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-              int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+              int64_t b0, int64_t b1, float* y, int64_t y_stride, bool /*prefetch*/) {
   constexpr size_t kCodeBytes = 8 * kQK_K;
   constexpr size_t kScaleBytes = 16 * 8 + 16 * 8 + 2 * 32;
   const int64_t nb = act.n_blocks;
@@ -237,7 +245,7 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
 // 16-element groups m, sum += (d_w * d_a) * float(sumi).
 template <int kGroups, int kActs>
 void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-              int64_t b0, int64_t b1, float* y, int64_t y_stride) {
+              int64_t b0, int64_t b1, float* y, int64_t y_stride, bool /*prefetch*/) {
   constexpr size_t kCodeBytes = 12 * kQK_K;
   constexpr size_t kScaleBytes = 16 * 16 + 32;
   const int64_t nb = act.n_blocks;
@@ -309,8 +317,10 @@ void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
   total.Store(y + t0 * y_stride, y_stride);
 }
 
+// `prefetch`: the tile also asks for the next chunk's codes (Rows).
 using TileFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
-                       int64_t t0, int64_t b0, int64_t b1, float* y, int64_t y_stride);
+                       int64_t t0, int64_t b0, int64_t b1, float* y, int64_t y_stride,
+                       bool prefetch);
 using RowsFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
                        float* y, int64_t y_stride);
 
@@ -318,18 +328,23 @@ using RowsFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedA
 // VPDPBUSD with two groups), the rest in smaller tiles. Blocks are taken
 // in chunks of about 16 KiB of weights, and every activation row runs over
 // a chunk before the next, so the weights come from L1 for all but the
-// first tile of rows.
+// first tile of rows. That first tile (Q8_0 and Q4_0) also requests the
+// next chunk's codes into L2, so memory streams while the other tiles
+// compute instead of each chunk starting with a stall (+10-11% for a batch
+// of 16, measured alternating both builds in one process; the 256-element
+// types are left as they were, unmeasured).
 template <TileFn kTile4, TileFn kTile3, TileFn kTile2, TileFn kTile1, int64_t kChunkBlocks>
 void Rows(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
           int64_t y_stride) {
   for (int64_t b0 = 0; b0 < act.n_blocks; b0 += kChunkBlocks) {
     const int64_t b1 = std::min(act.n_blocks, b0 + kChunkBlocks);
     int64_t t = 0;
-    for (; t + 4 <= act.n_rows; t += 4) kTile4(groups, group_bytes, act, t, b0, b1, y, y_stride);
+    for (; t + 4 <= act.n_rows; t += 4) kTile4(groups, group_bytes, act, t, b0, b1, y, y_stride, t == 0 && act.n_rows > 1);
+    const bool first = t == 0 && act.n_rows > 1;
     switch (act.n_rows - t) {
-      case 3: kTile3(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
-      case 2: kTile2(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
-      case 1: kTile1(groups, group_bytes, act, t, b0, b1, y, y_stride); break;
+      case 3: kTile3(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
+      case 2: kTile2(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
+      case 1: kTile1(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
       default: break;
     }
   }
@@ -349,7 +364,7 @@ constexpr RowsFn kRowsQ6_K = Rows<TileQ6_K<kGroups, 4>, TileQ6_K<kGroups, 3>,
 template <TileFn kTile>
 void WholeRow(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
               int64_t y_stride) {
-  kTile(groups, group_bytes, act, 0, 0, act.n_blocks, y, y_stride);
+  kTile(groups, group_bytes, act, 0, 0, act.n_blocks, y, y_stride, false);
 }
 
 // A single activation row (decode) takes four groups at a time: four
