@@ -173,9 +173,11 @@ class CpuBackend final : public Backend {
     const TensorType type = kv.type;
     // Q8_0 heads are whole blocks (the model checks head_dim % 32 == 0).
     SWIFTLET_CHECK(type != TensorType::kQ8_0 || dim % BlockQ8_0::kElems == 0);
-    const size_t head_offset =
-        type == TensorType::kQ8_0 ? static_cast<size_t>(kvh * dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
-                                  : static_cast<size_t>(kvh * dim) * (type == TensorType::kF16 ? 2 : 4);
+    // A head's slice of a cache row, in bytes, and where head kvh's starts.
+    const size_t head_bytes =
+        type == TensorType::kQ8_0 ? static_cast<size_t>(dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
+                                  : static_cast<size_t>(dim) * (type == TensorType::kF16 ? 2 : 4);
+    const size_t head_offset = static_cast<size_t>(kvh) * head_bytes;
     auto dots = [&](const uint8_t* k, float* out_scores) {
       switch (type) {
         case TensorType::kF16:
@@ -194,9 +196,6 @@ class CpuBackend final : public Backend {
         default: return ops.axpy_group_f32(acc, group, p, reinterpret_cast<const float*>(v), dim);
       }
     };
-    // A head's slice of a row, in bytes.
-    const size_t head_bytes = type == TensorType::kQ8_0 ? static_cast<size_t>(dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0)
-                                                        : static_cast<size_t>(dim) * (type == TensorType::kF16 ? 2 : 4);
     auto prefetch = [&](const uint8_t* row) {
       for (size_t line = 0; line < head_bytes; line += 64) {
         __builtin_prefetch(row + head_offset + line);

@@ -369,7 +369,7 @@ void WholeRow(const uint8_t* groups, size_t group_bytes, const PackedActivations
 
 // A single activation row (decode) takes four groups at a time: four
 // weight streams and four independent accumulator chains keep more loads
-// in flight than two (the decode matmuls stream 9-22% more bytes per
+// in flight than two (the decode matmuls stream 7-22% more bytes per
 // second on this project's VM, docs/PERFORMANCE.md). Then pairs of
 // groups, then the odd one.
 template <RowsFn kGemv4, RowsFn kRows2, RowsFn kRows1>
