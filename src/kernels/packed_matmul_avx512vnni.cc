@@ -85,7 +85,7 @@ struct Totals {
 // w + 8 in nibbles, Σ code*a = Σ w*a + 8 Σ a.
 template <bool kNibbles, int kGroups, int kActs>
 void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-            int64_t b0, int64_t b1, float* y, int64_t y_stride, bool prefetch) {
+            int64_t b0, int64_t b1, float* y, int64_t y_stride, uint64_t prefetch) {
   constexpr size_t kCodeBytes = kNibbles ? 8 * kQK : 16 * kQK;
   const size_t ahead = static_cast<size_t>(b1 - b0) * kCodeBytes;
   constexpr int kOffset = kNibbles ? 8 : 128;
@@ -111,7 +111,7 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
         __m512i lo[kGroups], hi[kGroups];
         SWIFTLET_UNROLL
         for (int g = 0; g < kGroups; ++g) {
-          if (prefetch) PrefetchL2(q[g] + 64 * k + ahead);
+          if (prefetch >> k & 1) PrefetchL2(q[g] + 64 * k + ahead);
           const __m512i v = _mm512_loadu_si512(q[g] + 64 * k);
           lo[g] = _mm512_and_si512(v, low);
           hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
@@ -133,7 +133,7 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
         __m512i w[kGroups];
         SWIFTLET_UNROLL
         for (int g = 0; g < kGroups; ++g) {
-          if (prefetch) PrefetchL2(q[g] + 64 * k + ahead);
+          if (prefetch >> k & 1) PrefetchL2(q[g] + 64 * k + ahead);
           w[g] = _mm512_loadu_si512(q[g] + 64 * k);
         }
         SWIFTLET_UNROLL
@@ -164,9 +164,10 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
 // sum += d*float(sumi) - dmin*float(summ), d = d_w*d_a, dmin = dmin_w*d_a.
 template <int kGroups, int kActs>
 void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-              int64_t b0, int64_t b1, float* y, int64_t y_stride, bool /*prefetch*/) {
+              int64_t b0, int64_t b1, float* y, int64_t y_stride, uint64_t prefetch) {
   constexpr size_t kCodeBytes = 8 * kQK_K;
   constexpr size_t kScaleBytes = 16 * 8 + 16 * 8 + 2 * 32;
+  const size_t ahead = static_cast<size_t>(b1 - b0) * kCodeBytes;
   const int64_t nb = act.n_blocks;
   const ActRows<kActs> a(act, t0, sizeof(BlockQ8_K), offsetof(BlockQ8_K, qs));
   Totals<kActs, kGroups> total;
@@ -198,6 +199,7 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
         __m512i lo[kGroups], hi[kGroups];
         SWIFTLET_UNROLL
         for (int g = 0; g < kGroups; ++g) {
+          if (prefetch >> (4 * j + k) & 1) PrefetchL2(q[g] + 64 * (4 * j + k) + ahead);
           const __m512i v = _mm512_loadu_si512(q[g] + 64 * (4 * j + k));
           lo[g] = _mm512_and_si512(v, low);
           hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
@@ -245,9 +247,10 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
 // 16-element groups m, sum += (d_w * d_a) * float(sumi).
 template <int kGroups, int kActs>
 void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-              int64_t b0, int64_t b1, float* y, int64_t y_stride, bool /*prefetch*/) {
+              int64_t b0, int64_t b1, float* y, int64_t y_stride, uint64_t prefetch) {
   constexpr size_t kCodeBytes = 12 * kQK_K;
   constexpr size_t kScaleBytes = 16 * 16 + 32;
+  const size_t ahead = static_cast<size_t>(b1 - b0) * kCodeBytes;
   const int64_t nb = act.n_blocks;
   const ActRows<kActs> a(act, t0, sizeof(BlockQ8_K), offsetof(BlockQ8_K, qs));
   Totals<kActs, kGroups> total;
@@ -272,6 +275,10 @@ void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
       __m512i c[kGroups][4];
       SWIFTLET_UNROLL
       for (int g = 0; g < kGroups; ++g) {
+        // Lines 0-31 the low bits, 32-47 the high bits.
+        if (prefetch >> (2 * m) & 1) PrefetchL2(q[g] + 64 * (2 * m) + ahead);
+        if (prefetch >> (2 * m + 1) & 1) PrefetchL2(q[g] + 64 * (2 * m + 1) + ahead);
+        if (prefetch >> (32 + m) & 1) PrefetchL2(q[g] + 2048 + 64 * m + ahead);
         const __m512i v0 = _mm512_loadu_si512(q[g] + 64 * (2 * m));
         const __m512i v1 = _mm512_loadu_si512(q[g] + 64 * (2 * m + 1));
         const __m512i h = _mm512_loadu_si512(q[g] + 2048 + 64 * m);
@@ -317,34 +324,49 @@ void TileQ6_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
   total.Store(y + t0 * y_stride, y_stride);
 }
 
-// `prefetch`: the tile also asks for the next chunk's codes (Rows).
+// `prefetch`: which 64-byte lines of each block's codes the tile asks
+// for in the next chunk (bit i: line i; Rows).
 using TileFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
                        int64_t t0, int64_t b0, int64_t b1, float* y, int64_t y_stride,
-                       bool prefetch);
+                       uint64_t prefetch);
 using RowsFn = void (*)(const uint8_t* groups, size_t group_bytes, const PackedActivations& act,
                        float* y, int64_t y_stride);
 
-// Up to four activation rows per tile (each weight load feeds up to 8
-// VPDPBUSD with two groups), the rest in smaller tiles. Blocks are taken
-// in chunks of about 16 KiB of weights, and every activation row runs over
-// a chunk before the next, so the weights come from L1 for all but the
-// first tile of rows. That first tile (Q8_0 and Q4_0) also requests the
-// next chunk's codes into L2, so memory streams while the other tiles
-// compute instead of each chunk starting with a stall (+10-11% for a batch
-// of 16, measured alternating both builds in one process; the 256-element
-// types are left as they were, unmeasured).
-template <TileFn kTile4, TileFn kTile3, TileFn kTile2, TileFn kTile1, int64_t kChunkBlocks>
+// Up to four activation rows per tile, the rest in smaller tiles. Blocks
+// are taken in chunks of about 16 KiB of weights, and every activation row
+// runs over a chunk before the next, so the weights come from L1 for all
+// but the first tile of rows. The tiles also request the next chunk's codes
+// into L2, each tile its share of every block's 64-byte lines (kLines of
+// them per group), so memory streams while the chunk computes instead of
+// each chunk starting with a stall, and the requests are spread over the
+// chunk rather than issued in one burst. Measured alternating the variants
+// in one process, a batch of 16: the first tile asking for everything gave
+// Q8_0 +10%, spreading it another +3-4%; Q4_K +8%, Q6_K +19-24%
+// (docs/PERFORMANCE.md).
+template <int kLines>
+uint64_t PrefetchLines(int64_t tile, int64_t tiles) {
+  static_assert(kLines <= 64);
+  const int64_t shares = std::min<int64_t>(tiles, kLines);
+  if (tiles < 2 || tile >= shares) return 0;  // one tile: nothing to overlap with.
+  const int64_t lo = kLines * tile / shares, hi = kLines * (tile + 1) / shares;
+  const uint64_t below_hi = hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+  return below_hi & ~((uint64_t{1} << lo) - 1);
+}
+
+template <TileFn kTile4, TileFn kTile3, TileFn kTile2, TileFn kTile1, int64_t kChunkBlocks, int kLines>
 void Rows(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
           int64_t y_stride) {
+  const int64_t tiles = (act.n_rows + 3) / 4;
   for (int64_t b0 = 0; b0 < act.n_blocks; b0 += kChunkBlocks) {
     const int64_t b1 = std::min(act.n_blocks, b0 + kChunkBlocks);
+    const bool last = b1 == act.n_blocks;
+    auto lines = [&](int64_t t) { return last ? 0 : PrefetchLines<kLines>(t / 4, tiles); };
     int64_t t = 0;
-    for (; t + 4 <= act.n_rows; t += 4) kTile4(groups, group_bytes, act, t, b0, b1, y, y_stride, t == 0 && act.n_rows > 1);
-    const bool first = t == 0 && act.n_rows > 1;
+    for (; t + 4 <= act.n_rows; t += 4) kTile4(groups, group_bytes, act, t, b0, b1, y, y_stride, lines(t));
     switch (act.n_rows - t) {
-      case 3: kTile3(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
-      case 2: kTile2(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
-      case 1: kTile1(groups, group_bytes, act, t, b0, b1, y, y_stride, first); break;
+      case 3: kTile3(groups, group_bytes, act, t, b0, b1, y, y_stride, lines(t)); break;
+      case 2: kTile2(groups, group_bytes, act, t, b0, b1, y, y_stride, lines(t)); break;
+      case 1: kTile1(groups, group_bytes, act, t, b0, b1, y, y_stride, lines(t)); break;
       default: break;
     }
   }
@@ -352,32 +374,37 @@ void Rows(const uint8_t* groups, size_t group_bytes, const PackedActivations& ac
 
 template <bool kNibbles, int kGroups>
 constexpr RowsFn kRows32 = Rows<Tile32<kNibbles, kGroups, 4>, Tile32<kNibbles, kGroups, 3>,
-                                Tile32<kNibbles, kGroups, 2>, Tile32<kNibbles, kGroups, 1>, 16>;
+                                Tile32<kNibbles, kGroups, 2>, Tile32<kNibbles, kGroups, 1>, 16, kNibbles ? 4 : 8>;
 template <int kGroups>
 constexpr RowsFn kRowsQ4_K = Rows<TileQ4_K<kGroups, 4>, TileQ4_K<kGroups, 3>,
-                                  TileQ4_K<kGroups, 2>, TileQ4_K<kGroups, 1>, 2>;
+                                  TileQ4_K<kGroups, 2>, TileQ4_K<kGroups, 1>, 2, 32>;
 template <int kGroups>
 constexpr RowsFn kRowsQ6_K = Rows<TileQ6_K<kGroups, 4>, TileQ6_K<kGroups, 3>,
-                                  TileQ6_K<kGroups, 2>, TileQ6_K<kGroups, 1>, 2>;
+                                  TileQ6_K<kGroups, 2>, TileQ6_K<kGroups, 1>, 2, 48>;
 
 // One activation row over all blocks (no chunks: nothing to reuse).
 template <TileFn kTile>
 void WholeRow(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, float* y,
               int64_t y_stride) {
-  kTile(groups, group_bytes, act, 0, 0, act.n_blocks, y, y_stride, false);
+  kTile(groups, group_bytes, act, 0, 0, act.n_blocks, y, y_stride, 0);
 }
 
 // A single activation row (decode) takes four groups at a time: four
 // weight streams and four independent accumulator chains keep more loads
 // in flight than two (the decode matmuls stream 7-22% more bytes per
-// second on this project's VM, docs/PERFORMANCE.md). Then pairs of
-// groups, then the odd one.
-template <RowsFn kGemv4, RowsFn kRows2, RowsFn kRows1>
+// second on this project's VM, docs/PERFORMANCE.md). Several rows take
+// three groups at a time where the type has such a tile (Q8_0: 12
+// accumulators + 12 totals + 3 weight vectors fit the 32 registers; a
+// batch of 16 +4%, 128 rows +9%; Q4_0's unpacked nibbles would not fit,
+// the K types' sub-block sums need more), else pairs. Then the rest.
+template <RowsFn kGemv4, RowsFn kRows3, RowsFn kRows2, RowsFn kRows1>
 void Kernel(const uint8_t* groups, int64_t n_groups, size_t group_bytes,
             const PackedActivations& act, float* y, int64_t y_stride) {
   int64_t g = 0;
   if (act.n_rows == 1) {
     for (; g + 4 <= n_groups; g += 4) kGemv4(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
+  } else if constexpr (kRows3 != nullptr) {
+    for (; g + 3 <= n_groups; g += 3) kRows3(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
   }
   for (; g + 2 <= n_groups; g += 2) kRows2(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
   if (g < n_groups) kRows1(groups + g * group_bytes, group_bytes, act, y + 16 * g, y_stride);
@@ -387,10 +414,10 @@ void Kernel(const uint8_t* groups, int64_t n_groups, size_t group_bytes,
 
 PackedKernelFn PackedKernelAvx512Vnni(TensorType type) {
   switch (type) {
-    case TensorType::kQ8_0: return Kernel<WholeRow<Tile32<false, 4, 1>>, kRows32<false, 2>, kRows32<false, 1>>;
-    case TensorType::kQ4_0: return Kernel<WholeRow<Tile32<true, 4, 1>>, kRows32<true, 2>, kRows32<true, 1>>;
-    case TensorType::kQ4_K: return Kernel<WholeRow<TileQ4_K<4, 1>>, kRowsQ4_K<2>, kRowsQ4_K<1>>;
-    case TensorType::kQ6_K: return Kernel<WholeRow<TileQ6_K<4, 1>>, kRowsQ6_K<2>, kRowsQ6_K<1>>;
+    case TensorType::kQ8_0: return Kernel<WholeRow<Tile32<false, 4, 1>>, kRows32<false, 3>, kRows32<false, 2>, kRows32<false, 1>>;
+    case TensorType::kQ4_0: return Kernel<WholeRow<Tile32<true, 4, 1>>, nullptr, kRows32<true, 2>, kRows32<true, 1>>;
+    case TensorType::kQ4_K: return Kernel<WholeRow<TileQ4_K<4, 1>>, nullptr, kRowsQ4_K<2>, kRowsQ4_K<1>>;
+    case TensorType::kQ6_K: return Kernel<WholeRow<TileQ6_K<4, 1>>, nullptr, kRowsQ6_K<2>, kRowsQ6_K<1>>;
     default: return nullptr;
   }
 }
