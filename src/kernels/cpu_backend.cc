@@ -25,6 +25,9 @@ namespace {
 // Below this many multiply-adds a matmul runs on the calling thread alone:
 // waking the pool costs a few microseconds.
 constexpr int64_t kParallelWork = int64_t{1} << 16;
+// The same for element-wise and per-row passes (operations, not
+// multiply-adds): a row of 2048 floats takes ~2 us, a wake-up a few.
+constexpr int64_t kParallelRowWork = int64_t{1} << 13;
 // Output rows per task: a multiple of 16 floats, so no two tasks write the
 // same cache line of y; 12 packed groups, so a task is three of the decode
 // kernel's 4-group passes or four of the batched Q8_0 kernel's 3-group
@@ -72,20 +75,20 @@ class CpuBackend final : public Backend {
 
   void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps,
                float* y) override {
-    for (int64_t t = 0; t < n_rows; ++t) {
+    ForEachRow(n_rows, n, [&](int64_t t) {
       const float* xr = x + t * n;
       float* yr = y + t * n;
       float sum = 0;
       for (int64_t i = 0; i < n; ++i) sum += xr[i] * xr[i];
       const float scale = 1.0f / std::sqrt(sum / static_cast<float>(n) + eps);
       for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale * weight[i];
-    }
+    });
   }
 
   void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& s) override {
     const int64_t half = s.rope_dim / 2;
     const RopeAngles& angles = AnglesFor(positions, n_rows, s);
-    for (int64_t t = 0; t < n_rows; ++t) {
+    ForEachRow(n_rows, s.n_head * s.rope_dim, [&](int64_t t) {
       const float* cos = angles.cos.data() + t * half;
       const float* sin = angles.sin.data() + t * half;
       for (int64_t h = 0; h < s.n_head; ++h) {
@@ -98,7 +101,7 @@ class CpuBackend final : public Backend {
           head[b] = xa * sin[i] + xb * cos[i];
         }
       }
-    }
+    });
   }
 
   // Flash-style: each (query row, head) streams its keys in blocks of
@@ -138,7 +141,11 @@ class CpuBackend final : public Backend {
   }
 
   void Add(float* y, const float* x, int64_t n) override {
-    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+    constexpr int64_t kPerTask = 4096;  // As SiluMul.
+    ForEachRow((n + kPerTask - 1) / kPerTask, kPerTask, [&](int64_t task) {
+      const int64_t end = std::min(n, (task + 1) * kPerTask);
+      for (int64_t i = task * kPerTask; i < end; ++i) y[i] += x[i];
+    });
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
@@ -315,9 +322,9 @@ class CpuBackend final : public Backend {
     SWIFTLET_CHECK(RowBytes(type, static_cast<uint64_t>(w.n_in), &row_bytes));
     a.row_bytes = row_bytes;
     a.rows.resize(row_bytes * static_cast<size_t>(n_rows));
-    for (int64_t t = 0; t < n_rows; ++t) {
+    ForEachRow(n_rows, w.n_in, [&](int64_t t) {
       QuantizeActivationRow(type, x + t * w.n_in, a.rows.data() + t * row_bytes, w.n_in);
-    }
+    });
     if (sum_elems > 0) {
       const int64_t nb = w.n_in / BlockElems(type);
       const int sums_per_block = static_cast<int>(BlockElems(type) / sum_elems);
@@ -365,6 +372,18 @@ class CpuBackend final : public Backend {
     }
     PackedMatMul(w, act.packed, task * kGroupsPerTask, std::min(groups, (task + 1) * kGroupsPerTask),
                  y, w.n_out);
+  }
+
+  // fn(t) for each of n_rows independent rows of about row_work operations:
+  // on the pool once a batch makes that worth a wake-up (a prompt or a
+  // batch spent ~8% of its wall time in these serial row loops while the
+  // other threads spun). Every row's arithmetic is the same wherever it runs.
+  void ForEachRow(int64_t n_rows, int64_t row_work, absl::FunctionRef<void(int64_t)> fn) {
+    if (n_rows < 2 || n_rows * row_work < kParallelRowWork) {
+      for (int64_t t = 0; t < n_rows; ++t) fn(t);
+      return;
+    }
+    pool_.Run(n_rows, fn);
   }
 
   ComputePool pool_;
