@@ -264,3 +264,72 @@ TEST(CpuBackendTest, MatMulsEqualsSeparateMatMulsBitForBit) {
 
 }  // namespace
 }  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+// A batch large enough for the pool (several rows of model width) gives
+// each row exactly what that row alone gives on one thread: the row passes
+// may split a batch over threads but never change or skip a row.
+TEST(CpuBackendTest, RowPassesOnThePoolEqualOneRowAtATimeBitForBit) {
+  const int64_t n = 2048, rows = 13;
+  const std::vector<float> x = Gaussian(n * rows, 41), w = Gaussian(n, 42);
+  auto pool = MakeCpuBackend(2);
+  auto one = MakeCpuBackend(1);
+  auto same = [](const float* a, const float* b, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) return i;
+    }
+    return int64_t{-1};
+  };
+
+  std::vector<float> batch(n * rows), row(n);
+  pool->RmsNorm(x.data(), w.data(), n, rows, 1e-5f, batch.data());
+  for (int64_t t = 0; t < rows; ++t) {
+    one->RmsNorm(x.data() + t * n, w.data(), n, 1, 1e-5f, row.data());
+    ASSERT_EQ(same(batch.data() + t * n, row.data(), n), -1) << "RmsNorm row " << t;
+  }
+
+  // Not a multiple of the element-wise task size.
+  const int64_t elems = n * rows - 5;
+  std::vector<float> sum_batch(x.begin(), x.begin() + elems), sum_one = sum_batch;
+  const std::vector<float> addend = Gaussian(elems, 43);
+  pool->Add(sum_batch.data(), addend.data(), elems);
+  for (int64_t i = 0; i < elems; ++i) one->Add(sum_one.data() + i, addend.data() + i, 1);
+  ASSERT_EQ(same(sum_batch.data(), sum_one.data(), elems), -1) << "Add";
+
+  const RopeShape s{32, 64, 64, false, 10000.0f, 1.0f, nullptr};
+  std::vector<int32_t> positions(rows);
+  for (int64_t t = 0; t < rows; ++t) positions[t] = static_cast<int32_t>(3 * t + 1);
+  std::vector<float> rot(x.begin(), x.begin() + s.n_head * s.head_dim * rows);
+  pool->Rope(rot.data(), rows, positions.data(), s);
+  for (int64_t t = 0; t < rows; ++t) {
+    std::vector<float> r(x.begin() + t * s.n_head * s.head_dim, x.begin() + (t + 1) * s.n_head * s.head_dim);
+    one->Rope(r.data(), 1, &positions[t], s);
+    ASSERT_EQ(same(rot.data() + t * s.n_head * s.head_dim, r.data(), s.n_head * s.head_dim), -1)
+        << "Rope row " << t;
+  }
+
+  // MatMul quantizes its activation rows on the pool too.
+  for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_K}) {
+    const int64_t n_out = 64;
+    uint64_t row_bytes = 0;
+    ASSERT_TRUE(RowBytes(type, n, &row_bytes));
+    const std::vector<float> f = Gaussian(n * n_out, 44);
+    std::vector<uint8_t> bytes(row_bytes * n_out);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, f.data() + o * n, bytes.data() + o * row_bytes, n);
+    WeightView view{type, n, n_out, bytes.data(), row_bytes};
+    std::unique_ptr<PackedWeight> packed = PackWeight(view, ChosenKernelIsa(), 1);
+    if (packed != nullptr) view = packed->view();
+    std::vector<float> y_batch(n_out * rows), y_row(n_out);
+    pool->MatMul(view, x.data(), rows, y_batch.data());
+    for (int64_t t = 0; t < rows; ++t) {
+      one->MatMul(view, x.data() + t * n, 1, y_row.data());
+      ASSERT_EQ(same(y_batch.data() + t * n_out, y_row.data(), n_out), -1)
+          << NameOf(type) << " MatMul row " << t;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swiftlet
