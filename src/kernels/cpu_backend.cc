@@ -28,11 +28,16 @@ constexpr int64_t kParallelWork = int64_t{1} << 16;
 // The same for element-wise and per-row passes (operations, not
 // multiply-adds): a row of 2048 floats takes ~2 us, a wake-up a few.
 constexpr int64_t kParallelRowWork = int64_t{1} << 13;
-// Output rows per task: a multiple of 16 floats, so no two tasks write the
-// same cache line of y; 12 packed groups, so a task is three of the decode
-// kernel's 4-group passes or four of the batched Q8_0 kernel's 3-group
-// tiles (64, 96 and 192 measured alike for decode).
-constexpr int64_t kRowsPerTask = 192;
+// Output rows per task: whole 16-row groups, so no two tasks write the
+// same cache line of y. One row (decode) takes 64 (the kernel's 4-group
+// passes; 64, 96, 192, 256 and 1024 measured alike); a batch takes 48 to
+// 192 (the batched Q8_0 kernel's 3-group tiles; 192 gave +2% over 96 at 16 rows),
+// fewer where a matrix would give less than four tasks per thread: 576
+// rows in 192-row tasks left one of two threads idle a third of the time
+// (SmolLM2 batched -25%).
+constexpr int64_t kDecodeRowsPerTask = 64;
+constexpr int64_t kBatchRowsPerTask = 48;
+constexpr int64_t kTasksPerThread = 4;
 
 class CpuBackend final : public Backend {
  public:
@@ -51,6 +56,7 @@ class CpuBackend final : public Backend {
     const int64_t n_in = jobs[0].w.n_in;
     int64_t work = 0;
     int64_t tasks[kMaxJobs + 1] = {0};
+    int64_t rows_per_task[kMaxJobs] = {0};
     const PreparedActs* acts[kMaxJobs];
     used_acts_ = 0;
     for (size_t j = 0; j < jobs.size(); ++j) {
@@ -58,12 +64,13 @@ class CpuBackend final : public Backend {
       SWIFTLET_CHECK(CanMatMul(w.type) && w.n_in == n_in);
       acts[j] = &Prepare(w, x, n_rows);
       work += w.n_in * w.n_out * n_rows;
-      tasks[j + 1] = tasks[j] + TaskCount(w);
+      rows_per_task[j] = RowsPerTask(w.n_out, n_rows);
+      tasks[j + 1] = tasks[j] + TaskCount(w, rows_per_task[j]);
     }
     auto run = [&](int64_t task) {
       size_t j = 0;
       while (task >= tasks[j + 1]) ++j;
-      RunTask(jobs[j], *acts[j], n_rows, task - tasks[j]);
+      RunTask(jobs[j], *acts[j], n_rows, rows_per_task[j], task - tasks[j]);
     };
     const int64_t total = tasks[jobs.size()];
     if (work < kParallelWork) {
@@ -338,18 +345,26 @@ class CpuBackend final : public Backend {
     return a;
   }
 
-  // Tasks of kRowsPerTask output rows (whole 16-row groups for packed weights, plus
-  // one task for a packed weight's tail rows).
-  static int64_t TaskCount(const WeightView& w) {
-    if (w.layout != WeightLayout::kRows16) return (w.n_out + kRowsPerTask - 1) / kRowsPerTask;
-    return GroupTasks(w) + (w.tail != nullptr ? 1 : 0);
-  }
-  static constexpr int64_t kGroupsPerTask = kRowsPerTask / kPackRows;
-  static int64_t GroupTasks(const WeightView& w) {
-    return (w.n_out / kPackRows + kGroupsPerTask - 1) / kGroupsPerTask;
+  int64_t RowsPerTask(int64_t n_out, int64_t n_rows) const {
+    if (n_rows == 1) return kDecodeRowsPerTask;
+    int64_t rows = kBatchRowsPerTask;
+    while (rows < 4 * kBatchRowsPerTask && n_out >= 2 * rows * kTasksPerThread * pool_.threads()) rows *= 2;
+    return rows;
   }
 
-  static void RunTask(const MatMulJob& job, const PreparedActs& act, int64_t n_rows, int64_t task) {
+  // Tasks of `rows_per_task` output rows (whole 16-row groups for packed
+  // weights, plus one task for a packed weight's tail rows).
+  static int64_t TaskCount(const WeightView& w, int64_t rows_per_task) {
+    if (w.layout != WeightLayout::kRows16) return (w.n_out + rows_per_task - 1) / rows_per_task;
+    return GroupTasks(w, rows_per_task) + (w.tail != nullptr ? 1 : 0);
+  }
+  static int64_t GroupTasks(const WeightView& w, int64_t rows_per_task) {
+    const int64_t per_task = rows_per_task / kPackRows;
+    return (w.n_out / kPackRows + per_task - 1) / per_task;
+  }
+
+  static void RunTask(const MatMulJob& job, const PreparedActs& act, int64_t n_rows,
+                      int64_t rows_per_task, int64_t task) {
     const WeightView& w = job.w;
     float* y = job.y;
     // Row kernel over output rows [begin, end); `base` holds row first_row.
@@ -362,15 +377,16 @@ class CpuBackend final : public Backend {
       }
     };
     if (w.layout != WeightLayout::kRows16) {
-      rows(w.data, task * kRowsPerTask, std::min(w.n_out, (task + 1) * kRowsPerTask), 0);
+      rows(w.data, task * rows_per_task, std::min(w.n_out, (task + 1) * rows_per_task), 0);
       return;
     }
     const int64_t groups = w.n_out / kPackRows;
-    if (task == GroupTasks(w)) {
+    if (task == GroupTasks(w, rows_per_task)) {
       rows(w.tail, groups * kPackRows, w.n_out, groups * kPackRows);
       return;
     }
-    PackedMatMul(w, act.packed, task * kGroupsPerTask, std::min(groups, (task + 1) * kGroupsPerTask),
+    const int64_t per_task = rows_per_task / kPackRows;
+    PackedMatMul(w, act.packed, task * per_task, std::min(groups, (task + 1) * per_task),
                  y, w.n_out);
   }
 
