@@ -191,11 +191,11 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
       q[g] = groups + g * group_bytes + b * kCodeBytes;
       sc[g] = groups + g * group_bytes + nb * kCodeBytes + b * kScaleBytes;
     }
-    __m512i sumi[kActs][kGroups], summ[kActs][kGroups];
+    __m512i sumi[kActs][kGroups];
     SWIFTLET_UNROLL
     for (int t = 0; t < kActs; ++t) {
       SWIFTLET_UNROLL
-      for (int g = 0; g < kGroups; ++g) sumi[t][g] = summ[t][g] = _mm512_setzero_si512();
+      for (int g = 0; g < kGroups; ++g) sumi[t][g] = _mm512_setzero_si512();
     }
     for (int j = 0; j < 8; ++j) {
       __m512i s[kActs][kGroups];
@@ -229,13 +229,35 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
       SWIFTLET_UNROLL
       for (int g = 0; g < kGroups; ++g) {
         const __m512i scale = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[g] + 16 * j)));
-        const __m512i min = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[g] + 128 + 16 * j)));
         SWIFTLET_UNROLL
         for (int t = 0; t < kActs; ++t) {
           sumi[t][g] = _mm512_add_epi32(sumi[t][g], _mm512_mullo_epi32(scale, s[t][g]));
-          const __m512i asum = _mm512_set1_epi32(a.sum[t][b * 8 + j]);
-          summ[t][g] = _mm512_add_epi32(summ[t][g], _mm512_mullo_epi32(min, asum));
         }
+      }
+    }
+    // summ = Σ_j m_j Σa_j, two sub-blocks per VPDPWSSD: the minimums are
+    // stored in pairs per row and the activation sums (|Σa| <= 32 * 128)
+    // fit 16 bits (a batch of 16 +3-5%, 128 rows +5% against a VPMULLD and
+    // an add per sub-block).
+    __m512i pair[kActs][4], summ[kActs][kGroups];
+    SWIFTLET_UNROLL
+    for (int t = 0; t < kActs; ++t) {
+      SWIFTLET_UNROLL
+      for (int p = 0; p < 4; ++p) {
+        const int32_t* s2 = a.sum[t] + b * 8 + 2 * p;
+        pair[t][p] = _mm512_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(s2[0]) & 0xFFFFu) |
+                                                            static_cast<uint32_t>(s2[1]) << 16));
+      }
+      SWIFTLET_UNROLL
+      for (int g = 0; g < kGroups; ++g) summ[t][g] = _mm512_setzero_si512();
+    }
+    SWIFTLET_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      SWIFTLET_UNROLL
+      for (int p = 0; p < 4; ++p) {
+        const __m512i mins = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc[g] + 128 + 32 * p)));
+        SWIFTLET_UNROLL
+        for (int t = 0; t < kActs; ++t) summ[t][g] = _mm512_dpwssd_epi32(summ[t][g], mins, pair[t][p]);
       }
     }
     SWIFTLET_UNROLL

@@ -58,7 +58,10 @@ void PackBlockQ4_K(const BlockQ4_K* const* rows, uint8_t* q, uint8_t* scales) {
     const BlockQ4_K& b = *rows[r];
     d[r] = b.d;
     dmin[r] = b.dmin;
-    for (int j = 0; j < 8; ++j) UnpackScaleMinK4(b.scales, j, &sc[j * kPackRows + r], &m[j * kPackRows + r]);
+    // Minimums in pairs of sub-blocks per row (packed_weights.h).
+    for (int j = 0; j < 8; ++j) {
+      UnpackScaleMinK4(b.scales, j, &sc[j * kPackRows + r], &m[((j / 2) * kPackRows + r) * 2 + j % 2]);
+    }
     // Element e: sub-block j = e / 32 lives in the low (even j) or high (odd
     // j) nibbles of qs[32 * (j / 2) + e % 32].
     auto code = [&](int e) {

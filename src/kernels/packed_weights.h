@@ -20,7 +20,8 @@
 //     codes; the -8 is applied to the block sum); scales uint16 d[16].
 //   Q4_K, 2048 code bytes per 256-element block: as Q4_0 over 32 groups of
 //     8 elements (sub-block j = groups 4j..4j+3); scales uint8 sc[8][16],
-//     uint8 m[8][16] (the 6-bit values unpacked), uint16 d[16], dmin[16].
+//     uint8 m[4][16][2] (m[p][r][i]: row r's minimum of sub-block 2p+i;
+//     the 6-bit values unpacked), uint16 d[16], dmin[16].
 //   Q6_K, 3072 code bytes per 256-element block: the low 4 bits of the 0..63
 //     codes as Q4_K (2048 bytes), then the high 2 bits, 64 bytes per pair of
 //     8-element groups p: byte i of row r holds, from bit 0 up, elements
