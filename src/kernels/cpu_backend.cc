@@ -36,7 +36,8 @@ constexpr int64_t kParallelRowWork = int64_t{1} << 13;
 // rows in 192-row tasks left one of two threads idle a third of the time
 // (SmolLM2 batched -25%).
 constexpr int64_t kDecodeRowsPerTask = 64;
-constexpr int64_t kBatchRowsPerTask = 48;
+constexpr int64_t kMinBatchRowsPerTask = 48;
+constexpr int64_t kMaxBatchRowsPerTask = 192;
 constexpr int64_t kTasksPerThread = 4;
 
 class CpuBackend final : public Backend {
@@ -137,21 +138,12 @@ class CpuBackend final : public Backend {
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
-    // Element-wise, so splitting it changes no result; worth the pool's
-    // wake-up once a batch has a few rows.
-    constexpr int64_t kPerTask = 4096;  // A multiple of 16 floats: tasks share no cache line.
-    if (n < 2 * kPerTask) return silu_mul_(gate, up, n);
-    pool_.Run((n + kPerTask - 1) / kPerTask, [&](int64_t task) {
-      const int64_t begin = task * kPerTask;
-      silu_mul_(gate + begin, up + begin, std::min(n, begin + kPerTask) - begin);
-    });
+    ForEachSlice(n, [&](int64_t begin, int64_t end) { silu_mul_(gate + begin, up + begin, end - begin); });
   }
 
   void Add(float* y, const float* x, int64_t n) override {
-    constexpr int64_t kPerTask = 4096;  // As SiluMul.
-    ForEachRow((n + kPerTask - 1) / kPerTask, kPerTask, [&](int64_t task) {
-      const int64_t end = std::min(n, (task + 1) * kPerTask);
-      for (int64_t i = task * kPerTask; i < end; ++i) y[i] += x[i];
+    ForEachSlice(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] += x[i];
     });
   }
 
@@ -347,8 +339,8 @@ class CpuBackend final : public Backend {
 
   int64_t RowsPerTask(int64_t n_out, int64_t n_rows) const {
     if (n_rows == 1) return kDecodeRowsPerTask;
-    int64_t rows = kBatchRowsPerTask;
-    while (rows < 4 * kBatchRowsPerTask && n_out >= 2 * rows * kTasksPerThread * pool_.threads()) rows *= 2;
+    int64_t rows = kMinBatchRowsPerTask;
+    while (rows < kMaxBatchRowsPerTask && n_out >= 2 * rows * kTasksPerThread * pool_.threads()) rows *= 2;
     return rows;
   }
 
@@ -400,6 +392,17 @@ class CpuBackend final : public Backend {
       return;
     }
     pool_.Run(n_rows, fn);
+  }
+
+  // fn(begin, end) over [0, n) in slices of kSliceElems: element-wise
+  // passes, so splitting them changes no result; on the pool once a batch
+  // has a few rows.
+  static constexpr int64_t kSliceElems = 4096;  // A multiple of 16 floats: slices share no cache line.
+  void ForEachSlice(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+    if (n < 2 * kSliceElems) return fn(0, n);  // One decode row: not worth a wake-up.
+    ForEachRow((n + kSliceElems - 1) / kSliceElems, kSliceElems, [&](int64_t slice) {
+      fn(slice * kSliceElems, std::min(n, (slice + 1) * kSliceElems));
+    });
   }
 
   ComputePool pool_;
