@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/huge_page_buffer.h"
 #include "core/str_cat.h"
 #include "kernels/cpu_features.h"
 #include "kernels/machine_limits_variants.h"
@@ -167,21 +167,17 @@ double MeasurePeak(ComputePool& pool, const PeakKernel& k, double target_s, int 
   return best;
 }
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 // Median GB/s over `passes` passes of each read kernel over one buffer of
 // `bytes`; the best kernel's median is kept in `m`.
 absl::Status MeasureReadBandwidth(ComputePool& pool, uint64_t bytes, int passes,
                                   const std::vector<ReadKernel>& kernels, MachineLimits& m) {
-  std::unique_ptr<uint8_t, FreeDeleter> buffer(
-      static_cast<uint8_t*>(std::aligned_alloc(4096, bytes)));
-  if (buffer == nullptr) {
-    return absl::ResourceExhaustedError(
-        StrCat("cannot allocate ", bytes / kMiB, " MiB for the read bandwidth benchmark"));
+  // On 2 MiB pages, as the repacked weights the decode matmuls stream.
+  absl::StatusOr<HugePageBuffer> buffer = HugePageBuffer::Allocate(bytes);
+  if (!buffer.ok()) {
+    return absl::ResourceExhaustedError(StrCat("the read bandwidth benchmark's ", bytes / kMiB,
+                                               " MiB: ", buffer.status().message()));
   }
-  uint8_t* base = buffer.get();
+  uint8_t* base = buffer->data();
   const int64_t chunks = static_cast<int64_t>(bytes / kReadChunk);
   // Every page is written first: untouched pages all map the kernel's zero
   // page and would be read from cache. Writing in parallel places each page

@@ -1,7 +1,7 @@
 #include "kernels/packed_weights.h"
 
-#include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core/check.h"
 #include "core/parallel_for.h"
@@ -180,8 +180,6 @@ void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_r
   }
 }
 
-void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
-
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads) {
   if (w.layout != WeightLayout::kRows || KernelFor(isa, w.type) == nullptr ||
       w.n_out < kPackRows || w.n_in % BlockElems(w.type) != 0) {
@@ -189,10 +187,10 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
   }
   const int64_t groups = w.n_out / kPackRows;
   const size_t bytes = static_cast<size_t>(groups) * GroupBytes(w.type, w.n_in);
-  // 64-byte aligned, so every 16-row vector load stays within a cache line.
-  const size_t alloc = (bytes + 63) / 64 * 64;
-  auto* data = static_cast<uint8_t*>(std::aligned_alloc(64, alloc));
-  SWIFTLET_CHECK(data != nullptr);
+  // Page aligned, so every 16-row vector load stays within a cache line.
+  absl::StatusOr<HugePageBuffer> buffer = HugePageBuffer::Allocate(bytes);
+  if (!buffer.ok()) return nullptr;
+  uint8_t* data = buffer->data();
   ParallelFor(groups, threads, [&](int64_t begin, int64_t end) {
     switch (w.type) {
       case TensorType::kQ8_0: PackGroups<BlockQ8_0, uint16_t, PackBlockQ8_0>(w, begin, end, data); break;
@@ -202,7 +200,7 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
     }
   });
   auto packed = std::unique_ptr<PackedWeight>(new PackedWeight());
-  packed->data_.reset(data);
+  packed->data_ = *std::move(buffer);
   packed->bytes_ = bytes;
   packed->view_ = w;
   packed->view_.data = data;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/huge_page_buffer.h"
 #include "core/tensor_type.h"
 #include "kernels/backend.h"
 #include "kernels/cpu_features.h"
@@ -54,16 +55,14 @@ class PackedWeight {
 
  private:
   friend std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
-  struct Free {
-    void operator()(uint8_t* p) const;
-  };
-  std::unique_ptr<uint8_t, Free> data_;
+  HugePageBuffer data_;  // On 2 MiB pages: decode streams it every token.
   size_t bytes_ = 0;
   WeightView view_;
 };
 
 // Repacks `w` (layout kRows) when `isa` has a packed kernel for its type and
-// it has at least 16 rows; null otherwise (keep the file's layout). Rows
+// it has at least 16 rows; null otherwise (keep the file's layout), also
+// when the memory for the copy cannot be had. Rows
 // past the last whole group of 16 stay in the file (view().tail points at
 // them), so `w`'s bytes must outlive the result. `threads` share the copying.
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads);
