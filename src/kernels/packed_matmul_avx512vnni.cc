@@ -170,12 +170,23 @@ void Tile32(const uint8_t* groups, size_t group_bytes, const PackedActivations& 
   total.Store(y + t0 * y_stride, y_stride);
 }
 
-// Q4_K per 256-element block: sumi = Σ_j sc_j Σ q*a, summ = Σ_j m_j Σ a,
-// sum += d*float(sumi) - dmin*float(summ), d = d_w*d_a, dmin = dmin_w*d_a.
-template <int kGroups, int kActs>
-void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
-              int64_t b0, int64_t b1, float* y, int64_t y_stride, uint64_t prefetch) {
-  constexpr size_t kCodeBytes = 8 * kQK_K;
+// Bit m of each byte of a Q5_K fifth-bit vector, moved to bit 4 (the
+// 16-bit shifts bring no bit of the neighbouring byte to that place).
+inline __m512i FifthBit(__m512i high, int m) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  return m <= 4 ? _mm512_and_si512(_mm512_slli_epi16(high, 4 - m), bit4)
+                : _mm512_and_si512(_mm512_srli_epi16(high, m - 4), bit4);
+}
+
+// Q4_K and Q5_K per 256-element block: sumi = Σ_j sc_j Σ q*a, summ =
+// Σ_j m_j Σ a, sum += d*float(sumi) - dmin*float(summ), d = d_w*d_a,
+// dmin = dmin_w*d_a. Q5_K's codes take their fifth bit from the 64 bytes
+// per sub-block after the nibbles.
+template <bool kFifthBit, int kGroups, int kActs>
+void TileAffineK(const uint8_t* groups, size_t group_bytes, const PackedActivations& act, int64_t t0,
+                 int64_t b0, int64_t b1, float* y, int64_t y_stride, uint64_t prefetch) {
+  constexpr size_t kNibbleBytes = 8 * kQK_K;
+  constexpr size_t kCodeBytes = kNibbleBytes + (kFifthBit ? 2 * kQK_K : 0);
   constexpr size_t kScaleBytes = 16 * 8 + 16 * 8 + 2 * 32;
   const size_t ahead = static_cast<size_t>(b1 - b0) * kCodeBytes;
   const int64_t nb = act.n_blocks;
@@ -204,6 +215,16 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
         SWIFTLET_UNROLL
         for (int g = 0; g < kGroups; ++g) s[t][g] = _mm512_setzero_si512();
       }
+      __m512i high[kGroups];
+      if constexpr (kFifthBit) {
+        SWIFTLET_UNROLL
+        for (int g = 0; g < kGroups; ++g) {
+          // Lines 0-31 the nibbles, 32-39 the fifth bits.
+          if (prefetch >> (32 + j) & 1) PrefetchL2(q[g] + kNibbleBytes + 64 * j + ahead);
+          if constexpr (kActs == 1) StreamAhead(q[g] + kNibbleBytes + 64 * j);
+          high[g] = _mm512_loadu_si512(q[g] + kNibbleBytes + 64 * j);
+        }
+      }
       SWIFTLET_UNROLL
       for (int k = 0; k < 4; ++k) {
         __m512i lo[kGroups], hi[kGroups];
@@ -214,6 +235,10 @@ void TileQ4_K(const uint8_t* groups, size_t group_bytes, const PackedActivations
           const __m512i v = _mm512_loadu_si512(q[g] + 64 * (4 * j + k));
           lo[g] = _mm512_and_si512(v, low);
           hi[g] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+          if constexpr (kFifthBit) {
+            lo[g] = _mm512_or_si512(lo[g], FifthBit(high[g], 2 * k));
+            hi[g] = _mm512_or_si512(hi[g], FifthBit(high[g], 2 * k + 1));
+          }
         }
         SWIFTLET_UNROLL
         for (int t = 0; t < kActs; ++t) {
@@ -413,9 +438,10 @@ void Rows(const uint8_t* groups, size_t group_bytes, const PackedActivations& ac
 template <bool kNibbles, int kGroups>
 constexpr RowsFn kRows32 = Rows<Tile32<kNibbles, kGroups, 4>, Tile32<kNibbles, kGroups, 3>,
                                 Tile32<kNibbles, kGroups, 2>, Tile32<kNibbles, kGroups, 1>, 16, kNibbles ? 4 : 8>;
-template <int kGroups>
-constexpr RowsFn kRowsQ4_K = Rows<TileQ4_K<kGroups, 4>, TileQ4_K<kGroups, 3>,
-                                  TileQ4_K<kGroups, 2>, TileQ4_K<kGroups, 1>, 2, 32>;
+template <bool kFifthBit, int kGroups>
+constexpr RowsFn kRowsAffineK =
+    Rows<TileAffineK<kFifthBit, kGroups, 4>, TileAffineK<kFifthBit, kGroups, 3>,
+         TileAffineK<kFifthBit, kGroups, 2>, TileAffineK<kFifthBit, kGroups, 1>, 2, kFifthBit ? 40 : 32>;
 template <int kGroups>
 constexpr RowsFn kRowsQ6_K = Rows<TileQ6_K<kGroups, 4>, TileQ6_K<kGroups, 3>,
                                   TileQ6_K<kGroups, 2>, TileQ6_K<kGroups, 1>, 2, 48>;
@@ -454,7 +480,10 @@ PackedKernelFn PackedKernelAvx512Vnni(TensorType type) {
   switch (type) {
     case TensorType::kQ8_0: return Kernel<WholeRow<Tile32<false, 4, 1>>, kRows32<false, 3>, kRows32<false, 2>, kRows32<false, 1>>;
     case TensorType::kQ4_0: return Kernel<WholeRow<Tile32<true, 4, 1>>, nullptr, kRows32<true, 2>, kRows32<true, 1>>;
-    case TensorType::kQ4_K: return Kernel<WholeRow<TileQ4_K<4, 1>>, nullptr, kRowsQ4_K<2>, kRowsQ4_K<1>>;
+    case TensorType::kQ4_K:
+      return Kernel<WholeRow<TileAffineK<false, 4, 1>>, nullptr, kRowsAffineK<false, 2>, kRowsAffineK<false, 1>>;
+    case TensorType::kQ5_K:
+      return Kernel<WholeRow<TileAffineK<true, 4, 1>>, nullptr, kRowsAffineK<true, 2>, kRowsAffineK<true, 1>>;
     case TensorType::kQ6_K: return Kernel<WholeRow<TileQ6_K<4, 1>>, nullptr, kRowsQ6_K<2>, kRowsQ6_K<1>>;
     default: return nullptr;
   }

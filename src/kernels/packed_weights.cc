@@ -49,13 +49,15 @@ size_t GroupBytes(TensorType type, int64_t n_in) {
 
 // Q4_K: the nibble order of Q4_0 over 32 groups of 8, then the unpacked
 // 6-bit scales and minimums and the two half-precision factors.
-void PackBlockQ4_K(const BlockQ4_K* const* rows, uint8_t* q, uint8_t* scales) {
+// Q5_K's low four bits and scales take the same path (same field names).
+template <typename Block>
+void PackBlockAffineK4(const Block* const* rows, uint8_t* q, uint8_t* scales) {
   uint8_t* sc = scales;
   uint8_t* m = scales + 8 * kPackRows;
   auto* d = reinterpret_cast<uint16_t*>(scales + 16 * kPackRows);
   auto* dmin = d + kPackRows;
   for (int r = 0; r < kPackRows; ++r) {
-    const BlockQ4_K& b = *rows[r];
+    const Block& b = *rows[r];
     d[r] = b.d;
     dmin[r] = b.dmin;
     // Minimums in pairs of sub-blocks per row (packed_weights.h).
@@ -72,6 +74,23 @@ void PackBlockQ4_K(const BlockQ4_K* const* rows, uint8_t* q, uint8_t* scales) {
     for (int g = 0; g < kQK_K / 8; ++g) {
       for (int i = 0; i < 4; ++i) {
         q[(g * kPackRows + r) * 4 + i] = static_cast<uint8_t>(code(8 * g + i) | code(8 * g + 4 + i) << 4);
+      }
+    }
+  }
+}
+
+// Q5_K: the low four bits of each code and the scales exactly as Q4_K,
+// then the fifth bits, eight elements to a byte (packed_weights.h).
+void PackBlockQ5_K(const BlockQ5_K* const* rows, uint8_t* q, uint8_t* scales) {
+  PackBlockAffineK4(rows, q, scales);
+  uint8_t* high = q + kPackRows * kQK_K / 2;
+  for (int r = 0; r < kPackRows; ++r) {
+    for (int j = 0; j < 8; ++j) {
+      for (int i = 0; i < 4; ++i) {
+        int bits = 0;
+        // Element 32j + 4m + i: its fifth bit is bit j of qh[4m + i].
+        for (int m = 0; m < 8; ++m) bits |= ((rows[r]->qh[4 * m + i] >> j) & 1) << m;
+        high[(j * kPackRows + r) * 4 + i] = static_cast<uint8_t>(bits);
       }
     }
   }
@@ -138,6 +157,7 @@ size_t PackedCodeBytes(TensorType type) {
     case TensorType::kQ8_0: return kPackRows * kQK;
     case TensorType::kQ4_0: return kPackRows * kQK / 2;
     case TensorType::kQ4_K: return kPackRows * kQK_K / 2;
+    case TensorType::kQ5_K: return kPackRows * kQK_K * 5 / 8;
     case TensorType::kQ6_K: return kPackRows * kQK_K * 3 / 4;
     default: return 0;
   }
@@ -147,7 +167,8 @@ size_t PackedScaleBytes(TensorType type) {
   switch (type) {
     case TensorType::kQ8_0:
     case TensorType::kQ4_0: return kPackRows * sizeof(uint16_t);
-    case TensorType::kQ4_K: return kPackRows * (8 + 8 + 2 * sizeof(uint16_t));
+    case TensorType::kQ4_K:
+    case TensorType::kQ5_K: return kPackRows * (8 + 8 + 2 * sizeof(uint16_t));
     case TensorType::kQ6_K: return kPackRows * (16 + sizeof(uint16_t));
     default: return 0;
   }
@@ -195,7 +216,8 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
     switch (w.type) {
       case TensorType::kQ8_0: PackGroups<BlockQ8_0, uint16_t, PackBlockQ8_0>(w, begin, end, data); break;
       case TensorType::kQ4_0: PackGroups<BlockQ4_0, uint16_t, PackBlockQ4_0>(w, begin, end, data); break;
-      case TensorType::kQ4_K: PackGroups<BlockQ4_K, uint8_t, PackBlockQ4_K>(w, begin, end, data); break;
+      case TensorType::kQ4_K: PackGroups<BlockQ4_K, uint8_t, PackBlockAffineK4<BlockQ4_K>>(w, begin, end, data); break;
+      case TensorType::kQ5_K: PackGroups<BlockQ5_K, uint8_t, PackBlockQ5_K>(w, begin, end, data); break;
       default: PackGroups<BlockQ6_K, uint8_t, PackBlockQ6_K>(w, begin, end, data); break;
     }
   });

@@ -22,6 +22,10 @@
 //     8 elements (sub-block j = groups 4j..4j+3); scales uint8 sc[8][16],
 //     uint8 m[4][16][2] (m[p][r][i]: row r's minimum of sub-block 2p+i;
 //     the 6-bit values unpacked), uint16 d[16], dmin[16].
+//   Q5_K, 2560 code bytes per 256-element block: the low 4 bits of the
+//     0..31 codes as Q4_K (2048 bytes), then the fifth bits, 64 bytes per
+//     sub-block j: bit m of byte i of row r is element 32j+4m+i's (so the
+//     nibbles of Q4_K's group 4j+k take bits 2k and 2k+1); scales as Q4_K.
 //   Q6_K, 3072 code bytes per 256-element block: the low 4 bits of the 0..63
 //     codes as Q4_K (2048 bytes), then the high 2 bits, 64 bytes per pair of
 //     8-element groups p: byte i of row r holds, from bit 0 up, elements

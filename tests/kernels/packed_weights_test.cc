@@ -39,7 +39,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
     for (float& v : wf) v = dist(rng);
     for (float& v : x) v = dist(rng);
     // Constant activations: every code at the extreme, so the per-block
-    // activation sums reach their bounds (Q4_K adds them in 16 bits).
+    // activation sums reach their bounds (Q4_K and Q5_K add them in 16 bits).
     if (trial == 7) std::fill(x.begin(), x.end(), -scale);
     uint64_t row_bytes = 0;
     ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
@@ -82,7 +82,7 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Types, PackedMatMulTest,
                          ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
-                                           TensorType::kQ6_K),
+                                           TensorType::kQ5_K, TensorType::kQ6_K),
                          [](const auto& info) { return std::string(NameOf(info.param)); });
 
 TEST(PackWeightTest, LeavesFewRowsOtherIsasAndOtherTypesInTheFileLayout) {
@@ -91,8 +91,8 @@ TEST(PackWeightTest, LeavesFewRowsOtherIsasAndOtherTypesInTheFileLayout) {
   EXPECT_EQ(PackWeight(few_rows, KernelIsa::kAvx512Vnni, 1), nullptr);
   const WeightView scalar_cpu{TensorType::kQ8_0, 32, 16, bytes.data(), 34};
   EXPECT_EQ(PackWeight(scalar_cpu, KernelIsa::kAvx2, 1), nullptr);
-  std::vector<uint8_t> q5(176 * 16, 0);
-  const WeightView no_layout{TensorType::kQ5_K, 256, 16, q5.data(), 176};
+  std::vector<uint8_t> q5(22 * 16, 0);
+  const WeightView no_layout{TensorType::kQ5_0, 32, 16, q5.data(), 22};
   EXPECT_EQ(PackWeight(no_layout, KernelIsa::kAvx512Vnni, 1), nullptr);
 }
 
