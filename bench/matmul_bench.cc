@@ -220,7 +220,8 @@ void BM_PackedGemvFromMemory(benchmark::State& state, TensorType type, int threa
 
 void Register() {
   if (DetectCpuFeatures().avx512_vnni) {
-    for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
+    for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
+                       TensorType::kQ6_K}) {
       for (int threads : {1, 2}) {
         const std::string name = std::string(NameOf(t)) + "/v2-packed16/gemv-from-memory/threads:" +
                                  std::to_string(threads);
@@ -231,7 +232,8 @@ void Register() {
       }
     }
   }
-  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
+  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
+                       TensorType::kQ6_K}) {
     for (int rows : {1, 8, 64}) {
       const std::string name = std::string(NameOf(t)) + "/v2-packed16/rows:" + std::to_string(rows);
       benchmark::RegisterBenchmark(name.c_str(), BM_PackedMatMul, t, rows)
