@@ -43,7 +43,7 @@ int Main(int argc, char** argv) {
 
   QuantizeOptions quantize;
   CLI::App* quantize_cmd = app.add_subcommand(
-      "quantize", "Convert a model's weights: TYPE is F16, Q8_0, Q4_0, Q4_K_M (or F32, BF16, Q5_0, Q4_K, Q5_K, Q6_K)");
+      "quantize", "Convert a model's weights: TYPE is F16, Q8_0, Q4_0, Q4_K_M, Q5_K_M (or F32, BF16, Q5_0, Q4_K, Q5_K, Q6_K)");
   quantize_cmd->add_option("in", quantize.in_path, "Input GGUF")->required();
   quantize_cmd->add_option("out", quantize.out_path, "Output GGUF")->required();
   quantize_cmd->add_option("type", quantize.type, "Target type")->required();

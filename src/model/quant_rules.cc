@@ -19,6 +19,7 @@ constexpr std::array kTargets = {
     QuantTarget{"Q5_K", TensorType::kQ5_K, false, 16},
     QuantTarget{"Q6_K", TensorType::kQ6_K, false, 18},
     QuantTarget{"Q4_K_M", TensorType::kQ4_K, true, 15},
+    QuantTarget{"Q5_K_M", TensorType::kQ5_K, true, 17},
 };
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -51,7 +52,7 @@ absl::StatusOr<QuantTarget> ParseQuantTarget(std::string_view name) {
 }
 
 std::string_view QuantTargetNames() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, Q4_K_M";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, Q4_K_M, Q5_K_M";
 }
 
 int LayerOfTensor(std::string_view name) {

@@ -17,11 +17,12 @@ namespace swiftlet {
 struct QuantTarget {
   std::string_view name;        // Canonical spelling: "Q4_K_M".
   TensorType base;              // The type of most 2-D weights.
-  bool k_mix = false;           // Q4_K_M: Q6_K for the sensitive tensors.
+  bool k_mix = false;           // Q4_K_M, Q5_K_M: Q6_K for the sensitive tensors.
   uint32_t llama_file_type = 0; // general.file_type, as llama.cpp numbers it.
 };
 
-// F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, Q4_K_M; case-insensitive.
+// F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, Q4_K_M, Q5_K_M;
+// case-insensitive.
 absl::StatusOr<QuantTarget> ParseQuantTarget(std::string_view name);
 // The names ParseQuantTarget accepts, for help and error messages.
 std::string_view QuantTargetNames();

@@ -124,9 +124,9 @@ def expected_type(target, name, shape, n_layer, tied):
     if len(shape) < 2:
         return "F32"
     head = name == "output.weight" or (tied and name == "token_embd.weight")
-    base = {"Q4_K_M": "Q4_K"}.get(target, target)
+    base = {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K"}.get(target, target)
     t = base
-    if target == "Q4_K_M":
+    if target in ("Q4_K_M", "Q5_K_M"):
         layer = int(name.split(".")[1]) if name.startswith("blk.") else -1
         more = layer >= 0 and (layer < n_layer // 8 or layer >= 7 * n_layer // 8
                                or (layer - n_layer // 8) % 3 == 2)
@@ -199,6 +199,9 @@ class Quantize(Tmp):
 
     def test_q4_k_m(self):
         self.check_target("Q4_K_M", 0.10)
+
+    def test_q5_k_m(self):
+        self.check_target("Q5_K_M", 0.05)
 
     def test_requantizing_a_quantized_model_copies_same_type_tensors(self):
         a = self.path("a.gguf")

@@ -53,7 +53,8 @@ TIE_MARGIN = 2e-5
 #   Quantized weights: most positions ~3e-8, but that f16-path noise flips
 #     activation roundings at a few positions: Q8_0 2.0e-3, Q4_0 2.3e-3,
 #     Q4_K_M 1.4e-2 (llama 4 layers; from position 1 on), 3.3e-3 (qwen3).
-F16_BOUND = {"F32": 6e-5, "F16": 6e-5, "Q8_0": 1e-2, "Q4_0": 1e-2, "Q4_K_M": 5e-2}
+F16_BOUND = {"F32": 6e-5, "F16": 6e-5, "Q8_0": 1e-2, "Q4_0": 1e-2, "Q4_K_M": 5e-2,
+             "Q5_K_M": 5e-2}
 
 # (name, arch, hidden, layers, heads, kv_heads, head_dim, ffn, type, tied, vocab, n_tokens)
 CASES = [
@@ -63,6 +64,7 @@ CASES = [
     ("llama-q8_0-tied", "llama", 64, 2, 4, 1, None, 128, "Q8_0", True, False, 20),
     ("llama-q4_0-gqa", "llama", 128, 2, 4, 2, None, 256, "Q4_0", False, False, 24),
     ("llama-q4_k_m-4layers", "llama", 256, 4, 4, 2, None, 512, "Q4_K_M", False, False, 20),
+    ("llama-q5_k_m-gqa", "llama", 256, 2, 4, 2, None, 512, "Q5_K_M", False, False, 20),
     ("llama-q8_0-spm-vocab-tied", "llama", 64, 1, 4, 2, None, 128, "Q8_0", True, True, 20),
     ("qwen2-f32-gqa", "qwen2", 64, 2, 4, 2, None, 128, "F32", False, False, 20),
     ("qwen2-q8_0-tied", "qwen2", 64, 2, 4, 2, None, 128, "Q8_0", True, False, 20),

@@ -111,6 +111,20 @@ def dequantize(ttype, raw, n):
         q = np.stack([qs & 15, qs >> 4], axis=2).reshape(-1, 8, 32).astype(np.float32)
         out = (d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]
         return out.reshape(-1)
+    if ttype == "Q5_K":
+        # d, dmin, 12 scale bytes, qh[32], qs[128]; element l of sub-block j
+        # is a nibble of qs[32*(j//2) + l] plus bit j of qh[l] as 16.
+        blocks = b.reshape(-1, 176)
+        d = _f16(blocks[:, 0:2].tobytes())[:, None]
+        dmin = _f16(blocks[:, 2:4].tobytes())[:, None]
+        sc, mn = _k_scales(blocks[:, 4:16])
+        qh = blocks[:, 16:48]
+        qs = blocks[:, 48:].reshape(-1, 4, 32)
+        low = np.stack([qs & 15, qs >> 4], axis=2).reshape(-1, 8, 32)
+        fifth = np.stack([(qh >> j) & 1 for j in range(8)], axis=1)
+        q = (low + 16 * fifth).astype(np.float32)
+        out = (d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]
+        return out.reshape(-1)
     if ttype == "Q6_K":
         blocks = b.reshape(-1, 210)
         ql = blocks[:, :128].reshape(-1, 2, 64)

@@ -31,6 +31,19 @@ TEST(QuantRulesTest, Q4KMGivesSensitiveLayersSixBits) {
             TensorType::kQ6_K);
 }
 
+TEST(QuantRulesTest, Q5KMIsTheQ4KMRuleOnQ5K) {
+  const std::set<int> expected = {0, 1, 4, 7, 10, 13, 16, 19, 20, 21};
+  for (int layer = 0; layer < 22; ++layer) {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    const TensorType want = expected.count(layer) ? TensorType::kQ6_K : TensorType::kQ5_K;
+    EXPECT_EQ(Choose("Q5_K_M", b + "ffn_down.weight", {5632, 2048}), want) << layer;
+    EXPECT_EQ(Choose("q5_k_m", b + "attn_k.weight", {2048, 256}), TensorType::kQ5_K);
+  }
+  EXPECT_EQ(Choose("Q5_K_M", "output.weight", {2048, 32000}), TensorType::kQ6_K);
+  EXPECT_EQ(Choose("Q5_K_M", "blk.3.attn_q.weight", {576, 576}, 30), TensorType::kQ8_0);
+  EXPECT_EQ(ParseQuantTarget("Q5_K_M")->llama_file_type, 17u);
+}
+
 TEST(QuantRulesTest, RowsThatBlocksDoNotDivideFallBack) {
   // 576 = 2.25 x 256: no K-quant fits, Q8_0 (32-element blocks) does.
   EXPECT_EQ(Choose("Q4_K_M", "blk.3.attn_q.weight", {576, 576}, 30), TensorType::kQ8_0);
