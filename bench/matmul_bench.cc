@@ -53,10 +53,7 @@ const Weights& WeightsOf(TensorType type) {
 }
 
 void BM_MatMul(benchmark::State& state, TensorType type, KernelIsa isa, int rows) {
-  const CpuFeatures& f = DetectCpuFeatures();
-  const bool ok = isa == KernelIsa::kScalar || (isa == KernelIsa::kAvx2 && f.avx2) ||
-                  (isa == KernelIsa::kAvx512Vnni && f.avx512_vnni);
-  if (!ok) {
+  if (!CpuSupports(isa)) {
     state.SkipWithError("ISA not on this CPU");
     return;
   }
@@ -219,11 +216,14 @@ void BM_PackedGemvFromMemory(benchmark::State& state, TensorType type, int threa
 }
 
 void Register() {
-  if (DetectCpuFeatures().avx512_vnni) {
+  // The packed kernels run through the backend, so on ChosenKernelIsa():
+  // SWIFTLET_ISA=avx2 (or avxvnni) times those variants.
+  const std::string packed = std::string("/v2-packed16-") + KernelIsaName(ChosenKernelIsa());
+  if (ChosenKernelIsa() != KernelIsa::kScalar) {
     for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
                        TensorType::kQ6_K}) {
       for (int threads : {1, 2}) {
-        const std::string name = std::string(NameOf(t)) + "/v2-packed16/gemv-from-memory/threads:" +
+        const std::string name = std::string(NameOf(t)) + packed + "/gemv-from-memory/threads:" +
                                  std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), BM_PackedGemvFromMemory, t, threads)
             ->Unit(benchmark::kMillisecond)
@@ -235,7 +235,7 @@ void Register() {
   for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
                        TensorType::kQ6_K}) {
     for (int rows : {1, 8, 64}) {
-      const std::string name = std::string(NameOf(t)) + "/v2-packed16/rows:" + std::to_string(rows);
+      const std::string name = std::string(NameOf(t)) + packed + "/rows:" + std::to_string(rows);
       benchmark::RegisterBenchmark(name.c_str(), BM_PackedMatMul, t, rows)
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.3);
@@ -243,7 +243,7 @@ void Register() {
   }
   for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
                        TensorType::kQ6_K}) {
-    for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512Vnni}) {
+    for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512Vnni}) {
       for (int rows : {1, 8}) {
         const std::string name = std::string(NameOf(t)) + "/" + KernelIsaName(isa) +
                                  "/rows:" + std::to_string(rows);

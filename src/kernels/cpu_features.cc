@@ -46,25 +46,38 @@ const char* KernelIsaName(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kScalar: return "scalar";
     case KernelIsa::kAvx2: return "avx2";
+    case KernelIsa::kAvxVnni: return "avxvnni";
     case KernelIsa::kAvx512: return "avx512";
     case KernelIsa::kAvx512Vnni: return "avx512vnni";
   }
   return "unknown";
 }
 
-KernelIsa ChosenKernelIsa() {
+bool CpuSupports(KernelIsa isa) {
   const CpuFeatures& f = DetectCpuFeatures();
-  KernelIsa best = f.avx512_vnni ? KernelIsa::kAvx512Vnni
-                   : f.avx512    ? KernelIsa::kAvx512
-                   : f.avx2      ? KernelIsa::kAvx2
-                                 : KernelIsa::kScalar;
-  if (const char* cap = std::getenv("SWIFTLET_ISA")) {
-    for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512,
-                          KernelIsa::kAvx512Vnni}) {
-      if (std::strcmp(cap, KernelIsaName(isa)) == 0 && isa < best) best = isa;
+  switch (isa) {
+    case KernelIsa::kScalar: return true;
+    case KernelIsa::kAvx2: return f.avx2;
+    case KernelIsa::kAvxVnni: return f.avx_vnni;
+    case KernelIsa::kAvx512: return f.avx512;
+    case KernelIsa::kAvx512Vnni: return f.avx512_vnni;
+  }
+  return false;
+}
+
+KernelIsa ChosenKernelIsa() {
+  constexpr KernelIsa kBestFirst[] = {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvxVnni,
+                                      KernelIsa::kAvx2, KernelIsa::kScalar};
+  KernelIsa cap = KernelIsa::kAvx512Vnni;
+  if (const char* name = std::getenv("SWIFTLET_ISA")) {
+    for (KernelIsa isa : kBestFirst) {
+      if (std::strcmp(name, KernelIsaName(isa)) == 0) cap = isa;
     }
   }
-  return best;
+  for (KernelIsa isa : kBestFirst) {
+    if (isa <= cap && CpuSupports(isa)) return isa;
+  }
+  return KernelIsa::kScalar;
 }
 
 std::string CpuFeatureSummary() {

@@ -13,12 +13,18 @@ struct CpuFeatures {
   bool avx_vnni = false;   // VEX-encoded VNNI (Alder Lake and later)
 };
 
-enum class KernelIsa { kScalar, kAvx2, kAvx512, kAvx512Vnni };
+// In the order of preference: a CPU with AVX-512 VNNI that also has
+// AVX-VNNI (Sapphire Rapids, Zen 5) takes the 512-bit kernels.
+enum class KernelIsa { kScalar, kAvx2, kAvxVnni, kAvx512, kAvx512Vnni };
 
 const CpuFeatures& DetectCpuFeatures();
 const char* KernelIsaName(KernelIsa isa);
 
-// The best variant this CPU runs; SWIFTLET_ISA=scalar|avx2|avx512|avx512vnni
+// Whether this CPU runs `isa`'s kernels. Not an order: a CPU with AVX-512
+// VNNI may lack AVX-VNNI (Ice Lake).
+bool CpuSupports(KernelIsa isa);
+
+// The best variant this CPU runs; SWIFTLET_ISA=scalar|avx2|avxvnni|avx512|avx512vnni
 // in the environment caps it (for tests and comparisons).
 KernelIsa ChosenKernelIsa();
 

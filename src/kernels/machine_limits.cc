@@ -124,6 +124,9 @@ IsaKernels KernelsFor(KernelIsa isa) {
       return {{ml::Int8PeakAvx512Bw(), ml::Int8PeakAvx2()},
               {ml::Fp32PeakAvx512(), ml::Fp32PeakAvx2()},
               kAvx512Reads};
+    case KernelIsa::kAvxVnni:
+      return {{ml::Int8PeakAvxVnni(), ml::Int8PeakAvx2()}, {ml::Fp32PeakAvx2()},
+              {{"avx2", ml::ReadSumAvx2}, {"avx2x4", ml::ReadSum4StreamsAvx2}}};
     case KernelIsa::kAvx2:
       return {{ml::Int8PeakAvx2()}, {ml::Fp32PeakAvx2()},
               {{"avx2", ml::ReadSumAvx2}, {"avx2x4", ml::ReadSum4StreamsAvx2}}};

@@ -43,6 +43,9 @@ uint64_t ReadSumAvx2(const uint8_t* data, size_t n);
 // much again from memory as one stream.
 uint64_t ReadSum4StreamsAvx2(const uint8_t* data, size_t n);
 
+// AVX-VNNI: VEX-encoded VPDPBUSD chains on ymm.
+PeakKernel Int8PeakAvxVnni();
+
 // AVX-512 F/BW/VL (+ VNNI for the VPDPBUSD kernels).
 PeakKernel Int8PeakAvx512Bw();  // 512-bit VPMADDUBSW + VPMADDWD chains
 PeakKernel Int8PeakVnni256();   // VPDPBUSD on ymm (EVEX)

@@ -11,10 +11,6 @@
 namespace swiftlet {
 namespace {
 
-PackedKernelFn KernelFor(KernelIsa isa, TensorType type) {
-  return isa == KernelIsa::kAvx512Vnni ? PackedKernelAvx512Vnni(type) : nullptr;
-}
-
 // One block of 16 rows: scales, then each row's codes in the interleaved
 // order of the header.
 void PackBlockQ8_0(const BlockQ8_0* const* rows, uint8_t* q, uint16_t* d) {
@@ -202,7 +198,7 @@ void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_r
 }
 
 std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int threads) {
-  if (w.layout != WeightLayout::kRows || KernelFor(isa, w.type) == nullptr ||
+  if (w.layout != WeightLayout::kRows || PackedKernelFor(isa, w.type) == nullptr ||
       w.n_out < kPackRows || w.n_in % BlockElems(w.type) != 0) {
     return nullptr;
   }
@@ -235,11 +231,22 @@ void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t gro
                   int64_t group_end, float* y, int64_t y_stride) {
   SWIFTLET_CHECK(w.layout == WeightLayout::kRows16);
   // Packing happened only where the kernel exists for the chosen ISA.
-  const PackedKernelFn fn = KernelFor(ChosenKernelIsa(), w.type);
+  const PackedKernelFn fn = PackedKernelFor(ChosenKernelIsa(), w.type);
   SWIFTLET_CHECK(fn != nullptr);
   const size_t group_bytes = GroupBytes(w.type, w.n_in);
   fn(w.data + static_cast<size_t>(group_begin) * group_bytes, group_end - group_begin, group_bytes,
      act, y + group_begin * kPackRows, y_stride);
+}
+
+PackedKernelFn PackedKernelFor(KernelIsa isa, TensorType type) {
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni: return PackedKernelAvx512Vnni(type);
+    case KernelIsa::kAvx512:  // No 512-bit tiles without VNNI: AVX2's serve.
+    case KernelIsa::kAvx2: return PackedKernelAvx2(type);
+    case KernelIsa::kAvxVnni: return PackedKernelAvxVnni(type);
+    case KernelIsa::kScalar: return nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace swiftlet

@@ -215,6 +215,7 @@ VecDotFn SimdFor(KernelIsa isa, TensorType t) {
   switch (isa) {
     case KernelIsa::kAvx512Vnni: return VecDotAvx512Vnni(t);
     case KernelIsa::kAvx512:  // No 512-bit-only variant yet: AVX2's serves.
+    case KernelIsa::kAvxVnni: return VecDotAvxVnni(t);
     case KernelIsa::kAvx2: return VecDotAvx2(t);
     case KernelIsa::kScalar: return nullptr;
   }

@@ -17,6 +17,7 @@ using VecDotFn = float (*)(const void* weight, const void* act, int64_t n);
 // The variant's function for a weight type, or null where it has none (the
 // scalar function is used then).
 VecDotFn VecDotAvx2(TensorType weight_type);
+VecDotFn VecDotAvxVnni(TensorType weight_type);
 VecDotFn VecDotAvx512Vnni(TensorType weight_type);
 
 }  // namespace swiftlet

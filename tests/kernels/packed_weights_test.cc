@@ -1,6 +1,7 @@
 // The packed-layout kernels against the scalar specification: every output
-// of a backend MatMul on repacked weights is bit-identical to VecDotScalar on
-// the file's rows, for any number of activation rows and thread count.
+// of a backend MatMul on repacked weights, and of each ISA's kernel called
+// directly, is bit-identical to VecDotScalar on the file's rows, for any
+// number of activation rows and thread count.
 #include "kernels/packed_weights.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +9,10 @@
 #include <algorithm>
 #include <bit>
 #include <random>
+#include <tuple>
 #include <vector>
 
+#include "kernels/packed_matmul_variants.h"
 #include "kernels/quantize.h"
 #include "kernels/vec_dot.h"
 
@@ -20,10 +23,7 @@ class PackedMatMulTest : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
   const TensorType type = GetParam();
-  if (ChosenKernelIsa() != KernelIsa::kAvx512Vnni) {
-    GTEST_SKIP() << "packed kernels need AVX-512 VNNI; this CPU runs "
-                 << KernelIsaName(ChosenKernelIsa());
-  }
+  if (ChosenKernelIsa() == KernelIsa::kScalar) GTEST_SKIP() << "no packed kernels without AVX2";
   std::mt19937 rng(static_cast<uint32_t>(type));
   for (int trial = 0; trial < 16; ++trial) {
     // Odd group counts and row counts reach every tile shape's remainder;
@@ -85,12 +85,85 @@ INSTANTIATE_TEST_SUITE_P(Types, PackedMatMulTest,
                                            TensorType::kQ5_K, TensorType::kQ6_K),
                          [](const auto& info) { return std::string(NameOf(info.param)); });
 
+// Weights quantized from a normal distribution, with the extremes each type
+// can hold: all-constant rows drive the activation sums to their bound,
+// and Q8_0 gets raw -128 codes (foreign files may hold them).
+class PackedKernelIsaTest : public ::testing::TestWithParam<std::tuple<KernelIsa, TensorType>> {};
+
+TEST_P(PackedKernelIsaTest, EveryActivationRowCountMatchesScalarBitForBit) {
+  const auto [isa, type] = GetParam();
+  if (!CpuSupports(isa)) GTEST_SKIP() << KernelIsaName(isa) << " not on this CPU";
+  const PackedKernelFn kernel = PackedKernelFor(isa, type);
+  ASSERT_NE(kernel, nullptr);
+  const TensorType act_type = ActivationTypeFor(type);
+  std::mt19937 rng(static_cast<uint32_t>(type) * 7 + static_cast<uint32_t>(isa));
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t n_in = BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 5 : 20));
+    // Up to 9 groups: every decode tile width and its remainders.
+    const int64_t groups = 1 + rng() % 9;
+    const int64_t n_out = kPackRows * groups;
+    // 1..9 activation rows reach every batched tile shape (4, 3, 2, 1).
+    const int64_t n_rows = 1 + trial % 9;
+    const float scale = trial % 3 == 0 ? 1e3f : trial % 3 == 1 ? 1e-3f : 1.0f;
+    std::normal_distribution<float> dist(0, scale);
+    std::vector<float> wf(n_in * n_out), x(n_in * n_rows);
+    for (float& v : wf) v = dist(rng);
+    for (float& v : x) v = dist(rng);
+    if (trial == 4) std::fill(x.begin(), x.end(), scale);
+    if (trial == 5) std::fill(x.begin(), x.end(), -scale);
+    uint64_t row_bytes = 0, act_row = 0;
+    ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
+    ASSERT_TRUE(RowBytes(act_type, n_in, &act_row));
+    std::vector<uint8_t> wq(row_bytes * n_out), act(act_row * n_rows);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, wf.data() + o * n_in, wq.data() + o * row_bytes, n_in);
+    for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
+    if (trial == 6 && type == TensorType::kQ8_0) {
+      for (size_t i = 0; i < wq.size(); ++i) {
+        if (i % 34 >= 2 && i % 3 == 0) wq[i] = 0x80;
+      }
+    }
+    const WeightView rows{type, n_in, n_out, wq.data(), row_bytes};
+    std::unique_ptr<PackedWeight> packed = PackWeight(rows, isa, 1);
+    ASSERT_NE(packed, nullptr);
+
+    const int64_t sum_elems = PackedSumElems(type);
+    const int64_t nb = n_in / BlockElems(act_type);
+    const int sums_per_block = static_cast<int>(BlockElems(act_type) / sum_elems);
+    std::vector<float> scales(n_rows * nb);
+    std::vector<int32_t> sums(n_rows * nb * sums_per_block);
+    PrepareActivationSums(act_type, act.data(), n_rows, n_in, sum_elems, scales.data(), sums.data());
+    const PackedActivations pa{act.data(), act_row, scales.data(), sums.data(), n_rows, nb, sums_per_block};
+    const size_t group_bytes = nb * (PackedCodeBytes(type) + PackedScaleBytes(type));
+    std::vector<float> y(n_out * n_rows, -1.0f);
+    kernel(packed->view().data, groups, group_bytes, pa, y.data(), n_out);
+    for (int64_t t = 0; t < n_rows; ++t) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        const float want = VecDotScalar(type, wq.data() + o * row_bytes, act.data() + t * act_row, n_in);
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[t * n_out + o]), std::bit_cast<uint32_t>(want))
+            << KernelIsaName(isa) << " " << NameOf(type) << " n_in " << n_in << " groups " << groups
+            << " rows " << n_rows << " at t " << t << " o " << o << ": " << y[t * n_out + o] << " vs " << want;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllVariants, PackedKernelIsaTest,
+    ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512,
+                                         KernelIsa::kAvx512Vnni),
+                       ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
+                                         TensorType::kQ5_K, TensorType::kQ6_K)),
+    [](const auto& info) {
+      return std::string(KernelIsaName(std::get<0>(info.param))) + "_" +
+             std::string(NameOf(std::get<1>(info.param)));
+    });
+
 TEST(PackWeightTest, LeavesFewRowsOtherIsasAndOtherTypesInTheFileLayout) {
   std::vector<uint8_t> bytes(34 * 20, 0);
   const WeightView few_rows{TensorType::kQ8_0, 32, 15, bytes.data(), 34};
   EXPECT_EQ(PackWeight(few_rows, KernelIsa::kAvx512Vnni, 1), nullptr);
   const WeightView scalar_cpu{TensorType::kQ8_0, 32, 16, bytes.data(), 34};
-  EXPECT_EQ(PackWeight(scalar_cpu, KernelIsa::kAvx2, 1), nullptr);
+  EXPECT_EQ(PackWeight(scalar_cpu, KernelIsa::kScalar, 1), nullptr);
   std::vector<uint8_t> q5(22 * 16, 0);
   const WeightView no_layout{TensorType::kQ5_0, 32, 16, q5.data(), 22};
   EXPECT_EQ(PackWeight(no_layout, KernelIsa::kAvx512Vnni, 1), nullptr);

@@ -14,22 +14,11 @@
 namespace swiftlet {
 namespace {
 
-bool Supported(KernelIsa isa) {
-  const CpuFeatures& f = DetectCpuFeatures();
-  switch (isa) {
-    case KernelIsa::kScalar: return true;
-    case KernelIsa::kAvx2: return f.avx2;
-    case KernelIsa::kAvx512: return f.avx512;
-    case KernelIsa::kAvx512Vnni: return f.avx512_vnni;
-  }
-  return false;
-}
-
 class VecDotVariantTest : public ::testing::TestWithParam<std::tuple<KernelIsa, TensorType>> {};
 
 TEST_P(VecDotVariantTest, MatchesScalarBitForBit) {
   const auto [isa, type] = GetParam();
-  if (!Supported(isa)) GTEST_SKIP() << KernelIsaName(isa) << " not on this CPU";
+  if (!CpuSupports(isa)) GTEST_SKIP() << KernelIsaName(isa) << " not on this CPU";
   ASSERT_TRUE(HasSimdVecDot(isa, type)) << "no SIMD kernel registered";
   const VecDotFnPtr fn = VecDotFor(isa, type);
   const TensorType act_type = ActivationTypeFor(type);
@@ -67,7 +56,7 @@ TEST_P(VecDotVariantTest, MatchesScalarBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllVariants, VecDotVariantTest,
-    ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvx512Vnni),
+    ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512Vnni),
                        ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
                                          TensorType::kQ5_K, TensorType::kQ6_K)),
     [](const auto& info) {
