@@ -10,6 +10,7 @@
 #include "model/model_config.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
+#include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
 #include "model/tensor_layout.h"
 
@@ -139,14 +140,15 @@ void PrintText(const GgufFile& f, const Summary& s) {
 void PrintSystem() {
   const KernelIsa isa = ChosenKernelIsa();
   std::printf("cpu features  %s\n", CpuFeatureSummary().c_str());
-  std::printf("kernels       %s (set SWIFTLET_ISA=scalar|avx2|avx512|avx512vnni to cap)\n",
+  std::printf("kernels       %s (set SWIFTLET_ISA=scalar|avx2|avxvnni|avx512|avx512vnni to cap)\n",
               KernelIsaName(isa));
   std::printf("threads       %d physical cores\n", PhysicalCores());
   std::printf("matmul by weight type\n");
   for (const TensorTypeInfo& info : kTensorTypes) {
     if (!CanMatMul(info.type)) continue;
-    std::printf("  %-6s %s, activations %s\n", std::string(info.name).c_str(),
+    std::printf("  %-6s %s%s, activations %s\n", std::string(info.name).c_str(),
                 HasSimdVecDot(isa, info.type) ? KernelIsaName(isa) : "scalar",
+                HasPackedKernel(isa, info.type) ? ", repacked in 16-row tiles" : "",
                 std::string(NameOf(ActivationTypeFor(info.type))).c_str());
   }
 }

@@ -238,6 +238,8 @@ void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t gro
      act, y + group_begin * kPackRows, y_stride);
 }
 
+bool HasPackedKernel(KernelIsa isa, TensorType type) { return PackedKernelFor(isa, type) != nullptr; }
+
 PackedKernelFn PackedKernelFor(KernelIsa isa, TensorType type) {
   switch (isa) {
     case KernelIsa::kAvx512Vnni: return PackedKernelAvx512Vnni(type);

@@ -51,6 +51,10 @@ inline constexpr int64_t kPackRows = 16;
 size_t PackedCodeBytes(TensorType type);
 size_t PackedScaleBytes(TensorType type);
 
+// Whether `isa` has a packed kernel for `type` (weights of that type are
+// repacked at load).
+bool HasPackedKernel(KernelIsa isa, TensorType type);
+
 // Owns a repacked weight; view() describes it (layout kRows16).
 class PackedWeight {
  public:
