@@ -73,8 +73,14 @@ const AttentionOps& AttentionOpsScalar() {
 }
 
 const AttentionOps& AttentionOpsFor(KernelIsa isa, int64_t head_dim) {
-  const bool wide = isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni;
-  if (wide && head_dim % 16 == 0) return AttentionOpsAvx512();
+  if (head_dim % 16 != 0) return AttentionOpsScalar();
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni:
+    case KernelIsa::kAvx512: return AttentionOpsAvx512();
+    case KernelIsa::kAvxVnni:
+    case KernelIsa::kAvx2: return AttentionOpsAvx2();
+    case KernelIsa::kScalar: break;
+  }
   return AttentionOpsScalar();
 }
 

@@ -5,6 +5,7 @@
 
 namespace swiftlet {
 
+const AttentionOps& AttentionOpsAvx2();
 const AttentionOps& AttentionOpsAvx512();
 
 }  // namespace swiftlet

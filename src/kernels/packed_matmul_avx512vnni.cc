@@ -14,8 +14,9 @@
 namespace swiftlet {
 namespace {
 
+#include "kernels/lanes16_zmm.inc"
+
 using VecI = __m512i;
-using VecF = __m512;
 
 inline VecI LoadLine(const uint8_t* p) { return _mm512_loadu_si512(p); }
 inline VecI ZeroI() { return _mm512_setzero_si512(); }
@@ -45,16 +46,6 @@ inline VecI WidenS8(const uint8_t* p) {
 inline VecI WidenU8Pairs(const uint8_t* p) {
   return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
-inline VecF HalfLanes(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-inline VecF ZeroF() { return _mm512_setzero_ps(); }
-inline VecF SplatF(float v) { return _mm512_set1_ps(v); }
-inline VecF LoadF(const float* p) { return _mm512_loadu_ps(p); }
-inline void StoreF(float* p, VecF v) { _mm512_storeu_ps(p, v); }
-inline VecF AddF(VecF a, VecF b) { return _mm512_add_ps(a, b); }
-inline VecF SubF(VecF a, VecF b) { return _mm512_sub_ps(a, b); }
-inline VecF MulF(VecF a, VecF b) { return _mm512_mul_ps(a, b); }
 inline VecF ToFloat(VecI v) { return _mm512_cvtepi32_ps(v); }
 
 #include "kernels/packed_matmul_tiles.inc"

@@ -42,8 +42,8 @@ TEST(AttentionOpsTest, ScalarDotFoldsSixteenLanesInTheDocumentedOrder) {
 TEST(AttentionOpsTest, EveryVariantMatchesTheScalarTwinBitForBit) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(5);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (isa > ChosenKernelIsa()) continue;  // not on this CPU
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;  // not on this CPU
     for (int64_t dim : {16, 64, 80, 128, 256}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int trial = 0; trial < 20; ++trial) {
@@ -101,8 +101,8 @@ TEST(AttentionOpsTest, Q8RowsReadBackAsTheirDequantizedValues) {
 TEST(AttentionOpsTest, Q8VariantsMatchTheScalarTwinBitForBit) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(11);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (isa > ChosenKernelIsa()) continue;
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;
     for (int64_t dim : {32, 64, 128, 256}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int trial = 0; trial < 20; ++trial) {
@@ -132,8 +132,8 @@ TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(13);
   std::normal_distribution<float> dist(0, 1);
-  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (isa > ChosenKernelIsa()) continue;
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;
     for (int64_t dim : {32, 64, 96, 128}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int64_t group : {1, 2, 3, 7, 8, 9, 16}) {

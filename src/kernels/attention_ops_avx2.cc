@@ -1,0 +1,25 @@
+// AVX2 attention ops (compiled with -mavx2 -mf16c; called only when CPUID
+// reports them, for head dimensions that are a multiple of 16): the ops of
+// attention_ops_simd.inc on YMM pairs, the same bits as the scalar twin.
+#include "kernels/intrinsics.h"
+
+#include <algorithm>
+
+#include "kernels/attention_ops_variants.h"
+
+namespace swiftlet {
+namespace {
+
+#include "kernels/lanes16_ymm.inc"
+
+// Four heads' accumulator pairs + the widened row pair fit the 16
+// registers with room for the query loads.
+constexpr int64_t kHeadsPerPass = 4;
+
+#include "kernels/attention_ops_simd.inc"
+
+}  // namespace
+
+const AttentionOps& AttentionOpsAvx2() { return Ops(); }
+
+}  // namespace swiftlet
