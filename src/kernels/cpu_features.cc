@@ -53,8 +53,7 @@ const char* KernelIsaName(KernelIsa isa) {
   return "unknown";
 }
 
-bool CpuSupports(KernelIsa isa) {
-  const CpuFeatures& f = DetectCpuFeatures();
+bool Supports(const CpuFeatures& f, KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kScalar: return true;
     case KernelIsa::kAvx2: return f.avx2;
@@ -65,19 +64,26 @@ bool CpuSupports(KernelIsa isa) {
   return false;
 }
 
-KernelIsa ChosenKernelIsa() {
+bool CpuSupports(KernelIsa isa) { return Supports(DetectCpuFeatures(), isa); }
+
+KernelIsa ChooseKernelIsa(const CpuFeatures& f, const char* cap_name) {
   constexpr KernelIsa kBestFirst[] = {KernelIsa::kAvx512Vnni, KernelIsa::kAvx512, KernelIsa::kAvxVnni,
                                       KernelIsa::kAvx2, KernelIsa::kScalar};
   KernelIsa cap = KernelIsa::kAvx512Vnni;
-  if (const char* name = std::getenv("SWIFTLET_ISA")) {
+  if (cap_name != nullptr) {
     for (KernelIsa isa : kBestFirst) {
-      if (std::strcmp(name, KernelIsaName(isa)) == 0) cap = isa;
+      if (std::strcmp(cap_name, KernelIsaName(isa)) == 0) cap = isa;
     }
   }
   for (KernelIsa isa : kBestFirst) {
-    if (isa <= cap && CpuSupports(isa)) return isa;
+    if (isa <= cap && Supports(f, isa)) return isa;
   }
   return KernelIsa::kScalar;
+}
+
+KernelIsa ChosenKernelIsa() {
+  static const KernelIsa chosen = ChooseKernelIsa(DetectCpuFeatures(), std::getenv("SWIFTLET_ISA"));
+  return chosen;
 }
 
 std::string CpuFeatureSummary() {

@@ -20,12 +20,20 @@ enum class KernelIsa { kScalar, kAvx2, kAvxVnni, kAvx512, kAvx512Vnni };
 const CpuFeatures& DetectCpuFeatures();
 const char* KernelIsaName(KernelIsa isa);
 
-// Whether this CPU runs `isa`'s kernels. Not an order: a CPU with AVX-512
-// VNNI may lack AVX-VNNI (Ice Lake).
-bool CpuSupports(KernelIsa isa);
+// Whether a CPU with `f` runs `isa`'s kernels. Not an order: a CPU with
+// AVX-512 VNNI may lack AVX-VNNI (Ice Lake), one with AVX-VNNI AVX-512
+// (Alder Lake).
+bool Supports(const CpuFeatures& f, KernelIsa isa);
+bool CpuSupports(KernelIsa isa);  // this CPU's
 
-// The best variant this CPU runs; SWIFTLET_ISA=scalar|avx2|avxvnni|avx512|avx512vnni
-// in the environment caps it (for tests and comparisons).
+// The best variant `f` runs that is not above the one named `cap`
+// (KernelIsaName's names; null or an unknown name: no cap).
+KernelIsa ChooseKernelIsa(const CpuFeatures& f, const char* cap);
+
+// ChooseKernelIsa for this CPU, capped by
+// SWIFTLET_ISA=scalar|avx2|avxvnni|avx512|avx512vnni in the environment (for
+// tests and comparisons); decided once, at the first call, so every kernel
+// table agrees.
 KernelIsa ChosenKernelIsa();
 
 // "avx2 fma f16c avx512f/bw/vl avx512vnni" for the features found.

@@ -17,10 +17,11 @@ using PackedKernelFn = void (*)(const uint8_t* groups, int64_t n_groups, size_t 
 // Null where the ISA has no kernel for the type.
 PackedKernelFn PackedKernelAvx2(TensorType type);
 PackedKernelFn PackedKernelAvxVnni(TensorType type);
+PackedKernelFn PackedKernelAvx512(TensorType type);
 PackedKernelFn PackedKernelAvx512Vnni(TensorType type);
 
-// The kernel `isa` runs for `type` (AVX-512 without VNNI takes AVX2's), or
-// null where there is none. Every one gives the same bits.
+// The kernel `isa` runs for `type`, or null where there is none. Every one
+// gives the same bits.
 PackedKernelFn PackedKernelFor(KernelIsa isa, TensorType type);
 
 }  // namespace swiftlet

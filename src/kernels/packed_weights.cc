@@ -227,11 +227,29 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
   return packed;
 }
 
+namespace {
+
+// The packed kernels of ChosenKernelIsa(), by GGUF type id (those in use
+// are below 32), looked up once.
+struct PackedKernelTable {
+  static constexpr uint32_t kSize = 32;
+  PackedKernelFn fn[kSize] = {};
+  PackedKernelTable() {
+    const KernelIsa isa = ChosenKernelIsa();
+    for (uint32_t id = 0; id < kSize; ++id) fn[id] = PackedKernelFor(isa, static_cast<TensorType>(id));
+  }
+};
+
+}  // namespace
+
 void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t group_begin,
                   int64_t group_end, float* y, int64_t y_stride) {
   SWIFTLET_CHECK(w.layout == WeightLayout::kRows16);
-  // Packing happened only where the kernel exists for the chosen ISA.
-  const PackedKernelFn fn = PackedKernelFor(ChosenKernelIsa(), w.type);
+  static const PackedKernelTable table;
+  const auto id = static_cast<uint32_t>(w.type);
+  // Packing happened only where a kernel exists for the type (every ISA's
+  // kernels read the same layout).
+  const PackedKernelFn fn = id < PackedKernelTable::kSize ? table.fn[id] : nullptr;
   SWIFTLET_CHECK(fn != nullptr);
   const size_t group_bytes = GroupBytes(w.type, w.n_in);
   fn(w.data + static_cast<size_t>(group_begin) * group_bytes, group_end - group_begin, group_bytes,
@@ -243,7 +261,7 @@ bool HasPackedKernel(KernelIsa isa, TensorType type) { return PackedKernelFor(is
 PackedKernelFn PackedKernelFor(KernelIsa isa, TensorType type) {
   switch (isa) {
     case KernelIsa::kAvx512Vnni: return PackedKernelAvx512Vnni(type);
-    case KernelIsa::kAvx512:  // No 512-bit tiles without VNNI: AVX2's serve.
+    case KernelIsa::kAvx512: return PackedKernelAvx512(type);
     case KernelIsa::kAvx2: return PackedKernelAvx2(type);
     case KernelIsa::kAvxVnni: return PackedKernelAvxVnni(type);
     case KernelIsa::kScalar: return nullptr;
