@@ -7,7 +7,13 @@ namespace swiftlet {
 
 const ActivationQuantizers& ActivationQuantizersFor(KernelIsa isa) {
   static const ActivationQuantizers scalar{QuantizeRowQ8_0, QuantizeRowQ8_K};
-  if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return ActivationQuantizersAvx512();
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni:
+    case KernelIsa::kAvx512: return ActivationQuantizersAvx512();
+    case KernelIsa::kAvxVnni:
+    case KernelIsa::kAvx2: return ActivationQuantizersAvx2();
+    case KernelIsa::kScalar: break;
+  }
   return scalar;
 }
 

@@ -6,6 +6,7 @@
 
 namespace swiftlet {
 
+const ActivationQuantizers& ActivationQuantizersAvx2();
 const ActivationQuantizers& ActivationQuantizersAvx512();
 
 }  // namespace swiftlet

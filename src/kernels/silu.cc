@@ -27,7 +27,13 @@ void SiluMulScalar(float* gate, const float* up, int64_t n) {
 }
 
 SiluMulFn SiluMulFor(KernelIsa isa) {
-  if (isa == KernelIsa::kAvx512 || isa == KernelIsa::kAvx512Vnni) return SiluMulAvx512();
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni:
+    case KernelIsa::kAvx512: return SiluMulAvx512();
+    case KernelIsa::kAvxVnni:
+    case KernelIsa::kAvx2: return SiluMulAvx2();
+    case KernelIsa::kScalar: break;
+  }
   return SiluMulScalar;
 }
 

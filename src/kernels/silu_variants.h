@@ -20,6 +20,7 @@ constexpr float kInvFact[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.
 
 namespace swiftlet {
 
+SiluMulFn SiluMulAvx2();
 SiluMulFn SiluMulAvx512();
 
 }  // namespace swiftlet

@@ -42,8 +42,8 @@ std::vector<float> AwkwardRow(std::mt19937& rng, int64_t n, int trial) {
 
 TEST(ActivationQuantizeTest, EveryVariantMatchesTheScalarQuantizersBitForBit) {
   std::mt19937 rng(17);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (isa > ChosenKernelIsa()) continue;  // not on this CPU
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;  // not on this CPU
     const ActivationQuantizers& q = ActivationQuantizersFor(isa);
     for (int trial = 0; trial < 60; ++trial) {
       const int64_t n = 256 * (1 + trial % 6);
@@ -73,8 +73,8 @@ TEST(ActivationQuantizeTest, HalvesRoundToEvenAsTheSpecificationSays) {
   x[4] = 0.5f;
   x[5] = -126.5f;
   const int8_t want[] = {127, 2, -2, 4, 0, -126};
-  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx512}) {
-    if (isa > ChosenKernelIsa()) continue;
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!CpuSupports(isa)) continue;
     BlockQ8_0 b;
     ActivationQuantizersFor(isa).q8_0(x.data(), &b, 32);
     for (int j = 0; j < 6; ++j) EXPECT_EQ(b.qs[j], want[j]) << KernelIsaName(isa) << " element " << j;
