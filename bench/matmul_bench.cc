@@ -233,7 +233,7 @@ void Register() {
     }
   }
   for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
-                       TensorType::kQ6_K}) {
+                       TensorType::kQ6_K, TensorType::kF32, TensorType::kF16, TensorType::kBF16}) {
     for (int rows : {1, 8, 64}) {
       const std::string name = std::string(NameOf(t)) + packed + "/rows:" + std::to_string(rows);
       benchmark::RegisterBenchmark(name.c_str(), BM_PackedMatMul, t, rows)
@@ -252,6 +252,15 @@ void Register() {
             ->MinTime(0.3);
       }
     }
+  }
+  // The float types' one-row kernels are scalar only: a row's sum is one
+  // sequential chain (the specification), which only the packed layout,
+  // 16 rows to a vector, runs in SIMD.
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16}) {
+    const std::string name = std::string(NameOf(t)) + "/scalar/rows:1";
+    benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, t, KernelIsa::kScalar, 1)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.3);
   }
 }
 

@@ -324,6 +324,8 @@ class CpuBackend final : public Backend {
     ForEachRow(n_rows, w.n_in, [&](int64_t t) {
       QuantizeActivationRow(type, x + t * w.n_in, a.rows.data() + t * row_bytes, w.n_in);
     });
+    // Float activations (F32/F16/BF16 weights) need nothing more.
+    a.packed = {a.rows.data(), a.row_bytes, nullptr, nullptr, n_rows, w.n_in / BlockElems(type), 0};
     if (sum_elems > 0) {
       const int64_t nb = w.n_in / BlockElems(type);
       const int sums_per_block = static_cast<int>(BlockElems(type) / sum_elems);

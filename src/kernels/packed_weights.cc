@@ -146,10 +146,29 @@ void PackGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* ou
   }
 }
 
+// F32/F16/BF16: the values themselves, element i of the 16 rows at
+// (i * 16 + r) * element bytes.
+void PackFloatGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* out) {
+  const size_t elem = BlockBytes(w.type);  // one element per block
+  const size_t group_bytes = GroupBytes(w.type, w.n_in);
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    uint8_t* group = out + g * group_bytes;
+    for (int r = 0; r < kPackRows; ++r) {
+      const uint8_t* row = w.data + (g * kPackRows + r) * w.row_bytes;
+      for (int64_t i = 0; i < w.n_in; ++i) {
+        std::memcpy(group + (static_cast<size_t>(i) * kPackRows + r) * elem, row + i * elem, elem);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 size_t PackedCodeBytes(TensorType type) {
   switch (type) {
+    case TensorType::kF32: return kPackRows * sizeof(float);
+    case TensorType::kF16:
+    case TensorType::kBF16: return kPackRows * sizeof(uint16_t);
     case TensorType::kQ8_0: return kPackRows * kQK;
     case TensorType::kQ4_0: return kPackRows * kQK / 2;
     case TensorType::kQ4_K: return kPackRows * kQK_K / 2;
@@ -170,7 +189,15 @@ size_t PackedScaleBytes(TensorType type) {
   }
 }
 
-int64_t PackedSumElems(TensorType weight_type) { return weight_type == TensorType::kQ6_K ? 16 : 32; }
+int64_t PackedSumElems(TensorType weight_type) {
+  switch (weight_type) {
+    case TensorType::kF32:
+    case TensorType::kF16:
+    case TensorType::kBF16: return 0;  // F32 activations: no sums.
+    case TensorType::kQ6_K: return 16;
+    default: return 32;
+  }
+}
 
 void PrepareActivationSums(TensorType act_type, const uint8_t* rows, int64_t n_rows, int64_t n_in,
                            int64_t sum_elems, float* scales, int32_t* sums) {
@@ -214,6 +241,9 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
       case TensorType::kQ4_0: PackGroups<BlockQ4_0, uint16_t, PackBlockQ4_0>(w, begin, end, data); break;
       case TensorType::kQ4_K: PackGroups<BlockQ4_K, uint8_t, PackBlockAffineK4<BlockQ4_K>>(w, begin, end, data); break;
       case TensorType::kQ5_K: PackGroups<BlockQ5_K, uint8_t, PackBlockQ5_K>(w, begin, end, data); break;
+      case TensorType::kF32:
+      case TensorType::kF16:
+      case TensorType::kBF16: PackFloatGroups(w, begin, end, data); break;
       default: PackGroups<BlockQ6_K, uint8_t, PackBlockQ6_K>(w, begin, end, data); break;
     }
   });

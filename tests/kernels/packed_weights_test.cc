@@ -28,7 +28,8 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
   for (int trial = 0; trial < 16; ++trial) {
     // Odd group counts and row counts reach every tile shape's remainder;
     // every other trial is one row (decode), which takes groups in fours.
-    const int64_t n_in = BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 6 : 24));
+    const int64_t n_in = BlockElems(type) == 1 ? 1 + rng() % 700
+                                               : BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 6 : 24));
     // Some with rows past the last whole group of 16 (the tail), some over
     // several of the backend's 12-group tasks.
     const int64_t n_out = kPackRows * (1 + rng() % (trial % 4 == 3 ? 40 : 9)) + (trial % 3 == 0 ? rng() % 16 : 0);
@@ -82,7 +83,8 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Types, PackedMatMulTest,
                          ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
-                                           TensorType::kQ5_K, TensorType::kQ6_K),
+                                           TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kF32,
+                                           TensorType::kF16, TensorType::kBF16),
                          [](const auto& info) { return std::string(NameOf(info.param)); });
 
 // Weights quantized from a normal distribution, with the extremes each type
@@ -98,7 +100,8 @@ TEST_P(PackedKernelIsaTest, EveryActivationRowCountMatchesScalarBitForBit) {
   const TensorType act_type = ActivationTypeFor(type);
   std::mt19937 rng(static_cast<uint32_t>(type) * 7 + static_cast<uint32_t>(isa));
   for (int trial = 0; trial < 12; ++trial) {
-    const int64_t n_in = BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 5 : 20));
+    const int64_t n_in = BlockElems(type) == 1 ? 1 + rng() % 600
+                                               : BlockElems(type) * (1 + rng() % (BlockElems(type) == 256 ? 5 : 20));
     // Up to 9 groups: every decode tile width and its remainders.
     const int64_t groups = 1 + rng() % 9;
     const int64_t n_out = kPackRows * groups;
@@ -128,11 +131,14 @@ TEST_P(PackedKernelIsaTest, EveryActivationRowCountMatchesScalarBitForBit) {
 
     const int64_t sum_elems = PackedSumElems(type);
     const int64_t nb = n_in / BlockElems(act_type);
-    const int sums_per_block = static_cast<int>(BlockElems(act_type) / sum_elems);
+    const int sums_per_block = sum_elems > 0 ? static_cast<int>(BlockElems(act_type) / sum_elems) : 0;
     std::vector<float> scales(n_rows * nb);
-    std::vector<int32_t> sums(n_rows * nb * sums_per_block);
-    PrepareActivationSums(act_type, act.data(), n_rows, n_in, sum_elems, scales.data(), sums.data());
-    const PackedActivations pa{act.data(), act_row, scales.data(), sums.data(), n_rows, nb, sums_per_block};
+    std::vector<int32_t> sums(sum_elems > 0 ? n_rows * nb * sums_per_block : 0);
+    PackedActivations pa{act.data(), act_row, nullptr, nullptr, n_rows, nb, 0};
+    if (sum_elems > 0) {  // Quantized activations: block scales and sums.
+      PrepareActivationSums(act_type, act.data(), n_rows, n_in, sum_elems, scales.data(), sums.data());
+      pa = {act.data(), act_row, scales.data(), sums.data(), n_rows, nb, sums_per_block};
+    }
     const size_t group_bytes = nb * (PackedCodeBytes(type) + PackedScaleBytes(type));
     std::vector<float> y(n_out * n_rows, -1.0f);
     kernel(packed->view().data, groups, group_bytes, pa, y.data(), n_out);
@@ -152,7 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512,
                                          KernelIsa::kAvx512Vnni),
                        ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
-                                         TensorType::kQ5_K, TensorType::kQ6_K)),
+                                         TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kF32,
+                                         TensorType::kF16, TensorType::kBF16)),
     [](const auto& info) {
       return std::string(KernelIsaName(std::get<0>(info.param))) + "_" +
              std::string(NameOf(std::get<1>(info.param)));
