@@ -81,7 +81,8 @@ void ExpectBitIdentical(const std::vector<float>& a, const std::vector<float>& b
 
 TEST(ForwardTest, BatchInvariance) {
   for (const auto& [arch, type] : std::vector<std::pair<std::string, std::string>>{
-           {"llama", "F32"}, {"llama", "Q8_0"}, {"qwen2", "Q4_K_M"}, {"llama", "Q5_K_M"}, {"qwen3", "Q4_0"}}) {
+           {"llama", "F32"}, {"llama", "F16"}, {"llama", "Q8_0"}, {"qwen2", "Q4_K_M"}, {"llama", "Q5_K_M"},
+           {"qwen3", "Q4_0"}}) {
     SCOPED_TRACE(arch + " " + type);
     auto m = MakeModel(arch, type);
     ASSERT_NE(m, nullptr);
