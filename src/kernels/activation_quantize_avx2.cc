@@ -13,6 +13,11 @@ namespace {
 
 inline __m256 Abs(__m256 v) { return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))); }
 
+// max(m, v) lane-wise, keeping m where v is NaN: std::max(amax, |x|) of
+// the scalar code skips a NaN (VMAXPS returns its second operand when
+// either is NaN). m starts at 0, so it never holds one.
+inline __m256 MaxIgnoringNan(__m256 v, __m256 m) { return _mm256_max_ps(v, m); }
+
 inline float MaxLanes(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -45,8 +50,8 @@ void QuantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
   SWIFTLET_CHECK(n % BlockQ8_0::kElems == 0);
   static_assert(BlockQ8_0::kElems == 32);
   for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-    __m256 m = Abs(_mm256_loadu_ps(x));
-    for (int j = 8; j < 32; j += 8) m = _mm256_max_ps(m, Abs(_mm256_loadu_ps(x + j)));
+    __m256 m = _mm256_setzero_ps();
+    for (int j = 0; j < 32; j += 8) m = MaxIgnoringNan(Abs(_mm256_loadu_ps(x + j)), m);
     const float amax = MaxLanes(m);
     // The scalar code's scale, to the bit.
     const float d = amax / 127.0f;
@@ -63,7 +68,7 @@ void QuantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n) {
   SWIFTLET_CHECK(n % kElems == 0);
   for (int64_t i = 0; i < n / kElems; ++i, x += kElems) {
     __m256 m = _mm256_setzero_ps();
-    for (int j = 0; j < kElems; j += 8) m = _mm256_max_ps(m, Abs(_mm256_loadu_ps(x + j)));
+    for (int j = 0; j < kElems; j += 8) m = MaxIgnoringNan(Abs(_mm256_loadu_ps(x + j)), m);
     const float amax = MaxLanes(m);
     const float iscale = amax != 0 ? 127.0f / amax : 0.0f;
     y[i].d = amax != 0 ? 1.0f / iscale : 0.0f;

@@ -12,6 +12,11 @@ namespace {
 
 inline __m512 Abs(__m512 v) { return _mm512_abs_ps(v); }
 
+// max(m, v) lane-wise, keeping m where v is NaN: std::max(amax, |x|) of
+// the scalar code skips a NaN (VMAXPS returns its second operand when
+// either is NaN). m starts at 0, so it never holds one.
+inline __m512 MaxIgnoringNan(__m512 v, __m512 m) { return _mm512_max_ps(v, m); }
+
 // round(x * scale) clamped to [-127, 127], as int32 lanes.
 inline __m512i Quantize16(const float* x, __m512 scale) {
   const __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(x), scale),
@@ -28,7 +33,8 @@ void QuantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
   SWIFTLET_CHECK(n % BlockQ8_0::kElems == 0);
   static_assert(BlockQ8_0::kElems == 32);
   for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(Abs(_mm512_loadu_ps(x)), Abs(_mm512_loadu_ps(x + 16))));
+    const float amax = _mm512_reduce_max_ps(
+        MaxIgnoringNan(Abs(_mm512_loadu_ps(x + 16)), MaxIgnoringNan(Abs(_mm512_loadu_ps(x)), _mm512_setzero_ps())));
     // The scalar code's scale, to the bit.
     const float d = amax / 127.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
@@ -45,7 +51,7 @@ void QuantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n) {
   SWIFTLET_CHECK(n % kElems == 0);
   for (int64_t i = 0; i < n / kElems; ++i, x += kElems) {
     __m512 m = _mm512_setzero_ps();
-    for (int j = 0; j < kElems; j += 16) m = _mm512_max_ps(m, Abs(_mm512_loadu_ps(x + j)));
+    for (int j = 0; j < kElems; j += 16) m = MaxIgnoringNan(Abs(_mm512_loadu_ps(x + j)), m);
     const float amax = _mm512_reduce_max_ps(m);
     const float iscale = amax != 0 ? 127.0f / amax : 0.0f;
     y[i].d = amax != 0 ? 1.0f / iscale : 0.0f;

@@ -27,11 +27,16 @@ CpuFeatures Detect() {
   const bool ymm_state = (xcr0 & 0x6) == 0x6;
   const bool zmm_state = (xcr0 & 0xE6) == 0xE6;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  const unsigned max_subleaf = a;
   f.avx2 = ymm_state && (b & bit_AVX2) && fma && f16c;
-  f.avx512 = zmm_state && (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL);
+  // The AVX-512 variants also run AVX2, FMA and F16C code (their 256-bit
+  // parts, the F16 conversions): a CPU (or VM) that hides those gets none.
+  f.avx512 = f.avx2 && zmm_state && (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL);
   f.avx512_vnni = f.avx512 && (c & bit_AVX512VNNI);
   unsigned a1, b1, c1, d1;
-  if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) f.avx_vnni = f.avx2 && (a1 & (1u << 4));
+  if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {
+    f.avx_vnni = f.avx2 && (a1 & (1u << 4));
+  }
   return f;
 }
 

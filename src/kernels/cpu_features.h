@@ -36,7 +36,8 @@ KernelIsa ChooseKernelIsa(const CpuFeatures& f, const char* cap);
 // table agrees.
 KernelIsa ChosenKernelIsa();
 
-// "avx2 fma f16c avx512f/bw/vl avx512vnni" for the features found.
+// "avx2+fma+f16c avx512f/bw/vl avx512vnni avxvnni" for the features found
+// ("none" without AVX2).
 std::string CpuFeatureSummary();
 
 }  // namespace swiftlet

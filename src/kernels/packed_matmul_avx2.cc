@@ -3,7 +3,8 @@
 // through VPMADDUBSW, whose int16 pair sums saturate past ±32767: exact for
 // codes <= 63 against activations in [-128, 127] (|pair| <= 16128), but not
 // for Q8_0's codes up to 255, so Q8_0 multiplies the signed weights
-// (|w| x (x with w's sign), |pair| <= 2 x 128 x 127) and needs no offset.
+// (|w| x (x with w's sign), |pair| <= 2 x 128 x 127) and needs no offset;
+// that needs x >= -127, which the Q8_0 activation quantizer guarantees.
 
 #include "kernels/intrinsics.h"
 

@@ -4,7 +4,8 @@
 // int16 pair sums saturate past ±32767: exact for codes <= 63 against
 // activations in [-128, 127] (|pair| <= 16128), not for Q8_0's codes up to
 // 255, so Q8_0 multiplies the signed weights, |w| x (x negated where w < 0)
-// (|pair| <= 2 x 128 x 127), and needs no offset. The kernels:
+// (|pair| <= 2 x 128 x 127), and needs no offset; that needs x >= -127,
+// which the Q8_0 activation quantizer guarantees. The kernels:
 // packed_matmul_zmm.inc.
 
 #include "kernels/intrinsics.h"

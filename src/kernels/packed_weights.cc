@@ -289,6 +289,8 @@ void PackedMatMul(const WeightView& w, const PackedActivations& act, int64_t gro
 bool HasPackedKernel(KernelIsa isa, TensorType type) { return PackedKernelFor(isa, type) != nullptr; }
 
 PackedKernelFn PackedKernelFor(KernelIsa isa, TensorType type) {
+  // Even the table lookup is code compiled with the ISA's flags.
+  if (!CpuSupports(isa)) return nullptr;
   switch (isa) {
     case KernelIsa::kAvx512Vnni: return PackedKernelAvx512Vnni(type);
     case KernelIsa::kAvx512: return PackedKernelAvx512(type);

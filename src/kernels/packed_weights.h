@@ -31,6 +31,9 @@
 //     8-element groups p: byte i of row r holds, from bit 0 up, elements
 //     16p+i, 16p+4+i, 16p+8+i, 16p+12+i; scales int8 sc[16][16], uint16
 //     d[16]. The -32 is applied to the block sums.
+//   F32, F16, BF16 (a block is one element): element i of row r at
+//     (16 * i + r) * element bytes, no scales; each lane then sums its row
+//     in the scalar code's order.
 #pragma once
 
 #include <cstdint>
@@ -78,7 +81,8 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
 // Activation rows prepared for the packed kernels: the rows MatMul
 // quantizes anyway (Q8_0 for Q8_0/Q4_0 weights, Q8_K for the K types), each
 // block's scale as a float, and the sums of its quants per 32 elements (16
-// for Q6_K), for the offsets and minimums the packed codes carry.
+// for Q6_K), for the offsets and minimums the packed codes carry. For the
+// float weights the rows are F32 and scales and sums are null.
 struct PackedActivations {
   const uint8_t* rows = nullptr;   // n_rows rows of row_bytes
   size_t row_bytes = 0;
@@ -89,7 +93,8 @@ struct PackedActivations {
   int sums_per_block = 1;
 };
 
-// Elements per activation sum the packed kernel for `weight_type` wants.
+// Elements per activation sum the packed kernel for `weight_type` wants (0
+// for the float types: their activations stay F32).
 int64_t PackedSumElems(TensorType weight_type);
 
 // Fills scales and sums for rows already quantized to `act_type` (Q8_0 or

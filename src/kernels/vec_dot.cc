@@ -211,11 +211,16 @@ float VecDotScalar(TensorType type, const void* w, const void* a, int64_t n) {
 namespace swiftlet {
 namespace {
 
+// Null also for an ISA this CPU lacks: even a variant's table lookup is
+// code compiled with that ISA's flags.
 VecDotFn SimdFor(KernelIsa isa, TensorType t) {
+  if (!CpuSupports(isa)) return nullptr;
   switch (isa) {
     case KernelIsa::kAvx512Vnni: return VecDotAvx512Vnni(t);
-    case KernelIsa::kAvx512:  // No 512-bit-only variant yet: AVX2's serves.
     case KernelIsa::kAvxVnni: return VecDotAvxVnni(t);
+    // No 512-bit-only variant: AVX2's serves (never AVX-VNNI's, which
+    // AVX-512 CPUs such as Skylake-SP and Ice Lake lack).
+    case KernelIsa::kAvx512:
     case KernelIsa::kAvx2: return VecDotAvx2(t);
     case KernelIsa::kScalar: return nullptr;
   }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -58,6 +59,35 @@ TEST(ActivationQuantizeTest, EveryVariantMatchesTheScalarQuantizersBitForBit) {
       QuantizeRowQ8_K(x.data(), wantk.data(), n);
       ASSERT_EQ(std::memcmp(gotk.data(), wantk.data(), gotk.size() * sizeof(BlockQ8_K)), 0)
           << KernelIsaName(isa) << " Q8_K trial " << trial;
+    }
+  }
+}
+
+// A NaN or an infinity in a row (a diverged model's activations): every
+// variant still gives the scalar code's bytes, NaN skipped by the maximum
+// wherever it sits in the block.
+TEST(ActivationQuantizeTest, NanAndInfinityGiveTheScalarBytes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;
+    const ActivationQuantizers& q = ActivationQuantizersFor(isa);
+    for (int pos : {0, 7, 8, 15, 16, 31, 200, 255}) {
+      for (float odd : {nan, -nan, inf, -inf}) {
+        std::vector<float> x(256);
+        for (int j = 0; j < 256; ++j) x[j] = static_cast<float>((j * 37) % 19) - 9.0f;
+        x[pos] = odd;
+        std::vector<BlockQ8_0> got0(8), want0(8);
+        q.q8_0(x.data(), got0.data(), 256);
+        QuantizeRowQ8_0(x.data(), want0.data(), 256);
+        EXPECT_EQ(std::memcmp(got0.data(), want0.data(), sizeof(BlockQ8_0) * 8), 0)
+            << KernelIsaName(isa) << " Q8_0, " << odd << " at " << pos;
+        BlockQ8_K gotk, wantk;
+        q.q8_k(x.data(), &gotk, 256);
+        QuantizeRowQ8_K(x.data(), &wantk, 256);
+        EXPECT_EQ(std::memcmp(&gotk, &wantk, sizeof(BlockQ8_K)), 0)
+            << KernelIsaName(isa) << " Q8_K, " << odd << " at " << pos;
+      }
     }
   }
 }

@@ -121,9 +121,13 @@ TEST_P(PackedKernelIsaTest, EveryActivationRowCountMatchesScalarBitForBit) {
     for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, wf.data() + o * n_in, wq.data() + o * row_bytes, n_in);
     for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
     if (trial == 6 && type == TensorType::kQ8_0) {
+      // -128 codes against activations all at -127: the extreme pairs of
+      // the non-VNNI variants' signed products (2 x 128 x 127).
       for (size_t i = 0; i < wq.size(); ++i) {
         if (i % 34 >= 2 && i % 3 == 0) wq[i] = 0x80;
       }
+      std::fill(x.begin(), x.end(), -scale);
+      for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
     }
     const WeightView rows{type, n_in, n_out, wq.data(), row_bytes};
     std::unique_ptr<PackedWeight> packed = PackWeight(rows, isa, 1);

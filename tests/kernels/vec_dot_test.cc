@@ -56,13 +56,30 @@ TEST_P(VecDotVariantTest, MatchesScalarBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllVariants, VecDotVariantTest,
-    ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512Vnni),
+    ::testing::Combine(::testing::Values(KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni),
                        ::testing::Values(TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
                                          TensorType::kQ5_K, TensorType::kQ6_K)),
     [](const auto& info) {
       return std::string(KernelIsaName(std::get<0>(info.param))) + "_" +
              std::string(NameOf(std::get<1>(info.param)));
     });
+
+// AVX-512 without VNNI has no 512-bit dot products of its own: it must run
+// AVX2's, never AVX-VNNI's (Skylake-SP and Ice Lake lack AVX-VNNI, and this
+// host, which has it, would not fault). An ISA the CPU lacks gets none.
+TEST(VecDotDispatchTest, EachIsaRunsOnlyInstructionsItImplies) {
+  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ5_K,
+                       TensorType::kQ6_K}) {
+    if (CpuSupports(KernelIsa::kAvx512)) {
+      EXPECT_EQ(VecDotFor(KernelIsa::kAvx512, t), VecDotFor(KernelIsa::kAvx2, t)) << NameOf(t);
+    }
+    for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+      if (!CpuSupports(isa)) {
+        EXPECT_FALSE(HasSimdVecDot(isa, t)) << KernelIsaName(isa) << " " << NameOf(t);
+      }
+    }
+  }
+}
 
 TEST(VecDotDispatchTest, DispatchUsesTheBestVariantAndMatchesScalar) {
   std::mt19937 rng(5);
