@@ -11,8 +11,13 @@
 namespace swiftlet {
 namespace {
 
+// Rounded to nearest even, clamped to [lo, hi]; NaN (a NaN or infinite
+// input times a zero scale) gives lo, as the SIMD conversions' "integer
+// indefinite" clamped does. Clamping in float first keeps the conversion
+// defined for any input.
 int RoundClamp(float v, int lo, int hi) {
-  return std::clamp(static_cast<int>(std::nearbyint(v)), lo, hi);
+  if (std::isnan(v)) return lo;
+  return static_cast<int>(std::clamp(std::nearbyint(v), static_cast<float>(lo), static_cast<float>(hi)));
 }
 
 // The element of largest magnitude, with its sign.
