@@ -147,16 +147,20 @@ void PackGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* ou
 }
 
 // F32/F16/BF16: the values themselves, element i of the 16 rows at
-// (i * 16 + r) * element bytes.
+// (i * 16 + r) * element bytes. Elem is the element's bit pattern (uint32_t
+// or uint16_t), so each copy is one load and store, not a memcpy call per
+// element (a 1B-parameter F16 model has a billion of them).
+template <typename Elem>
 void PackFloatGroups(const WeightView& w, int64_t g_begin, int64_t g_end, uint8_t* out) {
-  const size_t elem = BlockBytes(w.type);  // one element per block
   const size_t group_bytes = GroupBytes(w.type, w.n_in);
   for (int64_t g = g_begin; g < g_end; ++g) {
-    uint8_t* group = out + g * group_bytes;
+    auto* group = reinterpret_cast<Elem*>(out + g * group_bytes);
     for (int r = 0; r < kPackRows; ++r) {
       const uint8_t* row = w.data + (g * kPackRows + r) * w.row_bytes;
       for (int64_t i = 0; i < w.n_in; ++i) {
-        std::memcpy(group + (static_cast<size_t>(i) * kPackRows + r) * elem, row + i * elem, elem);
+        Elem v;
+        std::memcpy(&v, row + i * sizeof(Elem), sizeof(Elem));  // The file's rows need not be aligned.
+        group[i * kPackRows + r] = v;
       }
     }
   }
@@ -241,9 +245,9 @@ std::unique_ptr<PackedWeight> PackWeight(const WeightView& w, KernelIsa isa, int
       case TensorType::kQ4_0: PackGroups<BlockQ4_0, uint16_t, PackBlockQ4_0>(w, begin, end, data); break;
       case TensorType::kQ4_K: PackGroups<BlockQ4_K, uint8_t, PackBlockAffineK4<BlockQ4_K>>(w, begin, end, data); break;
       case TensorType::kQ5_K: PackGroups<BlockQ5_K, uint8_t, PackBlockQ5_K>(w, begin, end, data); break;
-      case TensorType::kF32:
+      case TensorType::kF32: PackFloatGroups<uint32_t>(w, begin, end, data); break;
       case TensorType::kF16:
-      case TensorType::kBF16: PackFloatGroups(w, begin, end, data); break;
+      case TensorType::kBF16: PackFloatGroups<uint16_t>(w, begin, end, data); break;
       default: PackGroups<BlockQ6_K, uint8_t, PackBlockQ6_K>(w, begin, end, data); break;
     }
   });
