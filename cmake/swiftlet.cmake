@@ -12,23 +12,44 @@ if(SWIFTLET_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# swiftlet_library(NAME SOURCES ... DEPS ...)
-# One static library per src/ folder. Dependencies are linked PRIVATE except
-# where a public header exposes a dependency's types (PUBLIC_DEPS), so an
-# include that points the wrong way in DESIGN.md's order fails to build.
-function(swiftlet_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
-  add_library(swiftlet_${name} STATIC ${ARG_SOURCES})
-  # Each library exposes only its own folder: include/<name>/<folder> is a
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
+
+# swiftlet_library(FOLDER SOURCES ... DEPS ... [EXTERNAL ...] [PUBLIC_EXTERNAL ...])
+# One static library, swiftlet_<FOLDER>, per src/ folder. DEPS are the
+# swiftlet folders it uses (by folder name), each on the folder's line of
+# cmake/layers.cmake, linked PRIVATE: a library's users see its own include
+# directory and nothing else, so a public header may include only headers of
+# core and of its own folder, plus folders every one of its users may use
+# themselves. EXTERNAL are third-party targets linked PRIVATE;
+# PUBLIC_EXTERNAL those a public header needs (absl::status for core/status.h).
+function(swiftlet_library folder)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;EXTERNAL;PUBLIC_EXTERNAL" ${ARGN})
+  if(NOT DEFINED SWIFTLET_LAYER_${folder})
+    message(FATAL_ERROR "swiftlet_library(${folder}): no such folder in cmake/layers.cmake")
+  endif()
+  set(deps "")
+  foreach(dep IN LISTS ARG_DEPS)
+    if(NOT dep IN_LIST SWIFTLET_LAYER_${folder})
+      message(FATAL_ERROR "swiftlet_library(${folder}): ${folder} may not use ${dep} "
+                          "(its line in cmake/layers.cmake: ${SWIFTLET_LAYER_${folder}})")
+    endif()
+    list(APPEND deps swiftlet_${dep})
+  endforeach()
+  foreach(ext IN LISTS ARG_EXTERNAL ARG_PUBLIC_EXTERNAL)
+    if(ext MATCHES "^swiftlet_")
+      message(FATAL_ERROR "swiftlet_library(${folder}): ${ext} is a swiftlet library: list it in DEPS")
+    endif()
+  endforeach()
+  add_library(swiftlet_${folder} STATIC ${ARG_SOURCES})
+  # Each library exposes only its own folder: include/<folder>/<folder> is a
   # link to src/<folder>, so "gguf/gguf_file.h" resolves only for targets
-  # that link swiftlet_gguf.
-  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
-  set(inc ${CMAKE_BINARY_DIR}/include/${name})
+  # that link swiftlet_gguf directly.
+  set(inc ${CMAKE_BINARY_DIR}/include/${folder})
   file(MAKE_DIRECTORY ${inc})
   if(NOT EXISTS ${inc}/${folder})
     file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${inc}/${folder} SYMBOLIC)
   endif()
-  target_include_directories(swiftlet_${name} PUBLIC ${inc})
-  target_compile_options(swiftlet_${name} PRIVATE ${SWIFTLET_WARNINGS})
-  target_link_libraries(swiftlet_${name} PRIVATE ${ARG_DEPS} PUBLIC ${ARG_PUBLIC_DEPS})
+  target_include_directories(swiftlet_${folder} PUBLIC ${inc})
+  target_compile_options(swiftlet_${folder} PRIVATE ${SWIFTLET_WARNINGS})
+  target_link_libraries(swiftlet_${folder} PRIVATE ${deps} ${ARG_EXTERNAL} PUBLIC ${ARG_PUBLIC_EXTERNAL})
 endfunction()

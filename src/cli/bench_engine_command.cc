@@ -4,16 +4,27 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/format.h"
 #include "core/str_cat.h"
-#include "engine/engine_bench.h"
+#include "perf/engine_bench.h"
 
 namespace swiftlet::cli {
 namespace {
 
-static_assert(kBenchMaxGenTokens == kMaxGenTokens && kBenchMaxBatch == kMaxBatch &&
-              kBenchMaxRepeat == kMaxRepeat);
+struct BenchEngineOptions {
+  std::string model_path;
+  int64_t prompt_tokens = 128;
+  int64_t gen_tokens = 64;
+  std::vector<int64_t> batch_sizes = {1, 4, 16};
+  int threads = 0;  // 0: all physical cores.
+  int repeat = 3;
+  bool json = false;
+  bool quick_limits = false;  // Millisecond machine-limit runs, for tests.
+};
+
 
 std::string TypesLine(const ModelCost& cost) {
   std::string s;
@@ -82,7 +93,6 @@ void PrintJson(const EngineBenchReport& r) {
   std::printf("%s\n", j.dump(2).c_str());
 }
 
-}  // namespace
 
 int RunBenchEngine(const BenchEngineOptions& o) {
   EngineBenchOptions options;
@@ -103,6 +113,39 @@ int RunBenchEngine(const BenchEngineOptions& o) {
     PrintTable(*report);
   }
   return 0;
+}
+
+}  // namespace
+
+Command AddBenchEngineCommand(CLI::App& parent) {
+  auto o = std::make_shared<BenchEngineOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "engine",
+      "Measure this machine's limits (read bandwidth, int8 and fp32 peaks), then a model's "
+      "prompt, generation and batched generation tok/s, each as a share of its limit");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model")->required();
+  cmd->add_option("--prompt-tokens", o->prompt_tokens,
+                  "Prompt length of the pp test (default 128; at most the model's context)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  cmd->add_option("--gen-tokens", o->gen_tokens,
+                  "Decode steps of the tg tests (default 64)")
+      ->check(CLI::Range(int64_t{1}, kMaxGenTokens));
+  cmd->add_option("--batch", o->batch_sizes,
+                  "Comma-separated sequence counts of the tg tests (default 1,4,16; "
+                  "1 is the single-sequence test)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, kMaxBatch));
+  cmd->add_option("--threads,-t", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--repeat", o->repeat,
+                  "Timed runs per test, after one warm-up run; the median is reported "
+                  "(default 3)")
+      ->check(CLI::Range(1, kMaxRepeat));
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of a table");
+  cmd->add_flag("--quick-limits", o->quick_limits,
+                "Measure the machine's limits in milliseconds over a small buffer "
+                "(for tests: the limits and percentages are then rough)");
+  return {cmd, [o] { return RunBenchEngine(*o); }};
 }
 
 }  // namespace swiftlet::cli

@@ -1,257 +1,72 @@
-// swiftlet bench --url ...: the load generator. Parses and checks the
-// flags, finds the model, runs each load point of the sweep through
-// bench/'s runner, prints a table and writes the JSON and HTML reports.
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
-#include <fstream>
-#include <future>
+// swiftlet bench: the HTTP load generator's flags (loadgen/sweep.h runs it).
+#include <memory>
 #include <string>
 #include <thread>
 
-#include "api/response_codec.h"
-#include "bench/arrival_schedule.h"
-#include "bench/load_runner.h"
-#include "bench/point_summary.h"
-#include "bench/report.h"
-#include "bench/workload.h"
-#include "cli/commands.h"
-#include "core/duration.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "core/str_cat.h"
-#include "http/client.h"
-#include "kernels/machine_limits.h"
+#include "loadgen/sweep.h"
+#include "perf/machine_limits.h"
 
 namespace swiftlet::cli {
 namespace {
 
-struct ParsedUrl {
-  std::string host;
-  uint16_t port = 80;
-  std::string prefix;  // Path before /v1/..., without a trailing slash.
-};
-
-// http://HOST[:PORT][/PREFIX]; a trailing /v1 (an OpenAI base URL) is
-// dropped, since the workloads name /v1/... themselves.
-absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
-  if (url.starts_with("https://")) {
-    return absl::InvalidArgumentError("https is not supported: give the server's plain http:// address");
-  }
-  if (!url.starts_with("http://")) return absl::InvalidArgumentError("expected http://HOST[:PORT][/PATH]");
-  std::string_view rest = url.substr(7);
-  const size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string prefix = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  if (prefix.ends_with("/v1")) prefix.resize(prefix.size() - 3);
-  if (prefix.find_first_of("?# ") != std::string::npos) {
-    return absl::InvalidArgumentError("the URL path may not hold a query, fragment or space");
-  }
-  ParsedUrl out;
-  out.prefix = prefix;
-  const size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    const std::string port(authority.substr(colon + 1));
-    char* end = nullptr;
-    const long v = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || v < 1 || v > 65535) {
-      return absl::InvalidArgumentError(StrCat("bad port '", port, "'"));
-    }
-    out.port = static_cast<uint16_t>(v);
-    authority = authority.substr(0, colon);
-  }
-  if (authority.empty()) return absl::InvalidArgumentError("the URL names no host");
-  out.host = std::string(authority);
-  return out;
-}
-
-// GET /v1/models and the first id.
-absl::StatusOr<std::string> FirstModel(http::HttpClient& client, const std::string& prefix) {
-  std::promise<std::pair<absl::Status, http::ClientResponse>> done;
-  auto answer = done.get_future();
-  http::ClientRequest req;
-  req.method = "GET";
-  req.target = prefix + "/v1/models";
-  http::ClientCallbacks cb;
-  cb.on_done = [&done](absl::Status s, http::ClientResponse r) { done.set_value({s, std::move(r)}); };
-  client.Send(std::move(req), std::move(cb));
-  auto [status, response] = answer.get();
-  if (!status.ok()) return absl::UnavailableError(StrCat("GET /v1/models: ", status.message()));
-  if (response.status != 200) {
-    return absl::UnavailableError(StrCat("GET /v1/models answered ", response.status, " (give --model)"));
-  }
-  auto models = api::ParseModelList(response.body);
-  if (!models.ok()) return absl::UnavailableError(StrCat("GET /v1/models: ", models.status().message()));
-  if (models->empty()) return absl::UnavailableError("GET /v1/models lists no model (give --model)");
-  return models->front().id;
-}
-
-std::string UtcNow() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::PermissionDeniedError(StrCat("cannot write ", path));
-  out << text;
-  out.close();
-  if (!out) return absl::DataLossError(StrCat("writing ", path, " failed"));
-  return absl::OkStatus();
-}
-
-// A bar on a terminal; nothing when stderr is redirected (logs stay clean).
-bench::ProgressFn ProgressBar(const std::string& label) {
-  if (isatty(STDERR_FILENO) == 0) return nullptr;
-  return [label](const bench::Progress& p) {
-    constexpr int kWidth = 30;
-    const int filled = p.total > 0 ? static_cast<int>(kWidth * std::min<int64_t>(p.done, p.total) / p.total) : 0;
-    std::string bar(static_cast<size_t>(filled), '#');
-    bar.resize(kWidth, p.total > 0 ? '.' : ' ');
-    std::fprintf(stderr, "\r%s [%s] %lld sent, %lld done%s", label.c_str(), bar.c_str(),
-                 static_cast<long long>(p.sent), static_cast<long long>(p.done),
-                 p.total > 0 ? StrCat(" of ", p.total).c_str() : "");
-    if (p.total > 0 && p.done >= p.total) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
+int RunBenchLoad(loadgen::SweepOptions o) {
+  o.client_machine = StrCat(CpuModelName(), ", ", std::thread::hardware_concurrency(), " threads");
+  if (absl::Status s = loadgen::RunSweep(o); !s.ok()) return ReportError(s);
+  return 0;
 }
 
 }  // namespace
 
-int RunBenchLoad(const BenchLoadOptions& o) {
-  if (o.url.empty()) return ReportError("bench: give --url (the server to load), or run `swiftlet bench engine`");
-  auto url = ParseUrl(o.url);
-  if (!url.ok()) return ReportError(StrCat("--url: ", url.status().message()));
-  if (o.rates.empty() == o.concurrencies.empty()) {
-    return ReportError("bench: give exactly one of --rate and --concurrency");
-  }
-  for (double r : o.rates) {
-    if (!(r > 0) || r > 100000) return ReportError("--rate: each rate must be in (0, 100000] requests/s");
-  }
-  int64_t duration_ns = 0;
-  if (!o.duration.empty()) {
-    auto d = ParseDuration(o.duration);
-    if (!d.ok() || *d <= 0) return ReportError("--duration: expected a positive duration such as 30s");
-    duration_ns = *d;
-  }
-  if ((o.requests > 0) == (duration_ns > 0)) {
-    return ReportError("bench: give exactly one of --requests and --duration");
-  }
-  auto timeout = ParseDuration(o.timeout);
-  if (!timeout.ok() || *timeout <= 0) return ReportError("--timeout: expected a positive duration such as 120s");
-  auto slo_list = ParseDurationList(o.slo, {"ttft", "tpot", "e2e"});
-  if (!slo_list.ok()) return ReportError(StrCat("--slo: ", slo_list.status().message()));
-  SloTargets slo;
-  for (const auto& [key, ns] : *slo_list) {
-    (key == "ttft" ? slo.ttft_ns : key == "tpot" ? slo.tpot_ns : slo.e2e_ns) = ns;
-  }
-  auto prompt = bench::LengthSpec::Parse(o.prompt_tokens);
-  if (!prompt.ok()) return ReportError(StrCat("--prompt-tokens: ", prompt.status().message()));
-  auto output = bench::LengthSpec::Parse(o.output_tokens);
-  if (!output.ok()) return ReportError(StrCat("--output-tokens: ", output.status().message()));
-  if (o.workload != "live-comments" && (o.streams != 1)) {
-    return ReportError("--streams: only the live-comments workload has streams");
-  }
-
-  http::HttpClientOptions client_options;
-  client_options.host = url->host;
-  client_options.port = url->port;
-  client_options.idle_timeout = std::chrono::milliseconds(*timeout / kNsPerMs);
-  client_options.request_timeout = std::chrono::milliseconds(*timeout / kNsPerMs);
-  http::HttpClient client(client_options);
-
-  std::string model = o.model;
-  if (model.empty()) {
-    auto m = FirstModel(client, url->prefix);
-    if (!m.ok()) return ReportError(StrCat("bench: ", o.url, ": ", m.status().message()));
-    model = *m;
-  }
-  bench::WorkloadOptions wo;
-  wo.model = model;
-  wo.prompt_words = *prompt;
-  wo.output_tokens = *output;
-  wo.languages = o.languages;
-  wo.seed = o.seed;
-  auto workload = bench::MakeWorkload(o.workload, wo);
-  if (!workload.ok()) return ReportError(StrCat("--workload: ", workload.status().message()));
-
-  // Each point, checked before any runs, so a bad flag fails fast.
-  std::vector<bench::LoadPoint> points;
-  const size_t n_points = o.rates.empty() ? o.concurrencies.size() : o.rates.size();
-  for (size_t i = 0; i < n_points; ++i) {
-    bench::LoadPoint p;
-    p.requests = o.requests;
-    p.duration_ns = duration_ns;
-    p.drain_timeout_ns = *timeout;
-    p.seed = o.seed + i * 7919;
-    p.first_workload_index = static_cast<int64_t>(i) * bench::kMaxScheduled;
-    double expected = 0;
-    if (!o.rates.empty()) {
-      p.mode = bench::LoadMode::kOpenLoop;
-      p.rate_per_s = o.rates[i];
-      p.burstiness = o.burstiness;
-      p.streams = o.streams;
-      expected = o.requests > 0 ? static_cast<double>(o.requests)
-                                : p.rate_per_s * static_cast<double>(duration_ns) / 1e9;
-    } else {
-      p.mode = bench::LoadMode::kClosedLoop;
-      p.concurrency = o.concurrencies[i];
-      expected = o.requests > 0 ? static_cast<double>(o.requests) : static_cast<double>(p.concurrency);
-    }
-    p.warmup_requests = o.warmup >= 0 ? o.warmup : std::min<int64_t>(20, static_cast<int64_t>(expected / 10));
-    if (absl::Status s = bench::ValidateLoadPoint(p); !s.ok()) return ReportError(StrCat("bench: ", s.message()));
-    points.push_back(p);
-  }
-
-  bench::RunParameters params;
-  params.url = o.url;
-  params.model = model;
-  params.workload = (*workload)->name();
-  params.slo = o.slo;
-  params.targets = slo;
-  params.prompt_tokens = prompt->ToString();
-  params.output_tokens = output->ToString();
-  params.streams = o.streams;
-  params.languages = o.workload == "live-comments" ? o.languages : 1;
-  params.burstiness = o.burstiness;
-  params.started_utc = UtcNow();
-  params.client_machine = StrCat(CpuModelName(), ", ", std::thread::hardware_concurrency(), " threads");
-  std::printf("swiftlet bench: %s, model %s, workload %s, prompt %s words, %s output tokens, targets %s\n",
-              o.url.c_str(), model.c_str(), params.workload.c_str(), params.prompt_tokens.c_str(),
-              params.output_tokens.c_str(), o.slo.c_str());
-  std::printf("client: %s\n", params.client_machine.c_str());
-  std::fflush(stdout);
-
-  std::vector<bench::PointResult> results;
-  std::vector<bench::PointSummary> summaries;
-  for (const bench::LoadPoint& p : points) {
-    const std::string label = bench::PointLabel(p);
-    std::fprintf(stderr, "swiftlet bench: %s\n", label.c_str());
-    results.push_back(bench::RunLoadPoint(client, **workload, p, SystemClock(), SystemSleep(),
-                                          ProgressBar(label)));
-    summaries.push_back(bench::SummarizePoint(results.back(), slo));
-    std::printf("%s", bench::FormatPointText(summaries.back()).c_str());
-    std::fflush(stdout);
-  }
-  std::printf("\n%s", bench::FormatSweepTable(summaries).c_str());
-
-  if (!o.json_path.empty()) {
-    if (absl::Status s = WriteFile(o.json_path, bench::ReportJson(params, summaries, results)); !s.ok()) {
-      return ReportError(StrCat("--json: ", s.message()));
-    }
-  }
-  if (!o.html_path.empty()) {
-    if (absl::Status s = WriteFile(o.html_path, bench::ReportHtml(params, summaries, results)); !s.ok()) {
-      return ReportError(StrCat("--html: ", s.message()));
-    }
-  }
-  return 0;
+Command AddBenchCommand(CLI::App& parent) {
+  auto o = std::make_shared<loadgen::SweepOptions>();
+  // `bench` is the HTTP load generator (its flags are bench's own);
+  // `bench engine` runs the model in-process instead.
+  CLI::App* cmd = parent.add_subcommand(
+      "bench", "Load-test an OpenAI-compatible server (latency percentiles, goodput); "
+               "`bench engine` benchmarks a model in-process");
+  cmd->require_subcommand(0, 1);
+  cmd->add_option("--url", o->url, "Server base URL, http://HOST:PORT");
+  cmd->add_option("--model", o->model, "Model name to send (default: the server's first)");
+  cmd->add_option("--rate", o->rates,
+                  "Open loop: arrival rates, requests/s, comma-separated (a sweep)")
+      ->delimiter(',');
+  cmd->add_option("--concurrency", o->concurrencies,
+                  "Closed loop: requests in flight, comma-separated (a sweep)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--requests", o->requests, "Requests per load point")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  cmd->add_option("--duration", o->duration, "Sending time per load point (30s, 2m)");
+  cmd->add_option("--warmup", o->warmup,
+                  "Requests per point left out of the figures (default 10%, at most 20)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  cmd->add_option("--burstiness", o->burstiness,
+                  "Open loop: squared coefficient of variation of the gaps (1: Poisson; "
+                  "> 1 burstier, gamma)")
+      ->check(CLI::Range(1e-3, 1e3));
+  cmd->add_option("--prompt-tokens", o->prompt_tokens,
+                  "Prompt length in words, N or MIN-MAX (default 40)");
+  cmd->add_option("--output-tokens", o->output_tokens,
+                  "Output tokens forced per request, N or MIN-MAX (default 32)");
+  cmd->add_option("--workload", o->workload,
+                  "synthetic (default), file:PATH (JSONL of request bodies) or live-comments");
+  cmd->add_option("--streams", o->streams,
+                  "live-comments: independent live streams sending comments (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--languages", o->languages,
+                  "live-comments: target languages per comment (default 3)")
+      ->check(CLI::Range(1, 10));
+  cmd->add_option("--slo", o->slo, "Targets, e.g. ttft=500ms,tpot=100ms[,e2e=2s]");
+  cmd->add_option("--timeout", o->timeout,
+                  "Per request, and the wait for answers after a point (default 120s)");
+  cmd->add_option("--seed", o->seed, "Random seed (arrivals and prompts)");
+  cmd->add_option("--json", o->json_path, "Write every figure as JSON to FILE");
+  cmd->add_option("--html", o->html_path, "Write a self-contained HTML report to FILE");
+  return {cmd, [o] { return RunBenchLoad(*o); }};
 }
 
 }  // namespace swiftlet::cli

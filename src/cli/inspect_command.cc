@@ -3,19 +3,24 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/format.h"
 #include "core/str_cat.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
-#include "core/thread_pool.h"
-#include "kernels/cpu_features.h"
-#include "kernels/packed_weights.h"
-#include "kernels/vec_dot.h"
 #include "model/tensor_layout.h"
+#include "perf/system_report.h"
 
 namespace swiftlet::cli {
 namespace {
+
+struct InspectOptions {
+  std::string model_path;  // Empty with `system`.
+  bool json = false;
+  bool system = false;     // Print this machine's CPU features and kernel choice.
+};
 
 nlohmann::json ValueToJson(const GgufValue& v) {
   if (v.is_integer()) {
@@ -138,22 +143,10 @@ void PrintText(const GgufFile& f, const Summary& s) {
 
 
 void PrintSystem() {
-  const KernelIsa isa = ChosenKernelIsa();
-  std::printf("cpu features  %s\n", CpuFeatureSummary().c_str());
-  std::printf("kernels       %s (set SWIFTLET_ISA=scalar|avx2|avxvnni|avx512|avx512vnni to cap)\n",
-              KernelIsaName(isa));
-  std::printf("threads       %d physical cores\n", PhysicalCores());
-  std::printf("matmul by weight type\n");
-  for (const TensorTypeInfo& info : kTensorTypes) {
-    if (!CanMatMul(info.type)) continue;
-    std::printf("  %-6s %s%s, activations %s\n", std::string(info.name).c_str(),
-                HasSimdVecDot(isa, info.type) ? KernelIsaName(isa) : "scalar",
-                HasPackedKernel(isa, info.type) ? ", repacked in 16-row tiles" : "",
-                std::string(NameOf(ActivationTypeFor(info.type))).c_str());
-  }
+  const std::string report = SystemReport();
+  std::fwrite(report.data(), 1, report.size(), stdout);
 }
 
-}  // namespace
 
 int RunInspect(const InspectOptions& options) {
   if (options.system) {
@@ -180,6 +173,18 @@ int RunInspect(const InspectOptions& options) {
     PrintText(f, summary);
   }
   return 0;
+}
+
+}  // namespace
+
+Command AddInspectCommand(CLI::App& parent) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* cmd = parent.add_subcommand("inspect", "Show what a GGUF file holds");
+  cmd->add_option("model", o->model_path, "GGUF file");
+  cmd->add_flag("--json", o->json, "Print JSON instead of a table");
+  cmd->add_flag("--system", o->system,
+                "Print the CPU features found and the kernels chosen");
+  return {cmd, [o] { return RunInspect(*o); }};
 }
 
 }  // namespace swiftlet::cli

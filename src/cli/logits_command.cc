@@ -4,13 +4,25 @@
 #include <cstdio>
 #include <sstream>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
-#include "kv/kv_cache.h"
 #include "model/model.h"
+#include "model/model_runner.h"
 
 namespace swiftlet::cli {
+namespace {
+
+struct LogitsOptions {
+  std::string model_path;
+  std::string tokens;  // Space-separated ids.
+  std::string kv_type = "f32";
+  int64_t chunk = 0;   // Prompt chunk size; 0: one batch.
+  int threads = 0;
+  std::string out_path;
+};
 
 absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const std::string& text) {
   std::vector<int32_t> ids;
@@ -28,13 +40,6 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const std::string& text) {
   return ids;
 }
 
-absl::StatusOr<TensorType> ParseKvType(const std::string& name) {
-  if (name == "f16") return TensorType::kF16;
-  if (name == "f32") return TensorType::kF32;
-  if (name == "q8_0") return TensorType::kQ8_0;
-  return absl::InvalidArgumentError(StrCat("--kv-type: '", name, "' is not f16, f32 or q8_0"));
-}
-
 int RunLogits(const LogitsOptions& o) {
   auto ids = ParseTokenIds(o.tokens);
   if (!ids.ok()) return ReportError(ids.status());
@@ -47,10 +52,12 @@ int RunLogits(const LogitsOptions& o) {
   if (n > c.n_ctx_train) {
     return ReportError(StrCat("--tokens: ", n, " tokens exceed the context of ", c.n_ctx_train));
   }
-  auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, n, *kv_type}, uint64_t{8} << 30);
-  if (!cache.ok()) return ReportError(cache.status());
-  auto backend = MakeCpuBackend(o.threads > 0 ? o.threads : PhysicalCores());
-  ForwardContext ctx;
+  ModelRunnerOptions ro;
+  ro.positions = n;
+  ro.kv_type = *kv_type;
+  ro.threads = o.threads > 0 ? o.threads : PhysicalCores();
+  auto runner = ModelRunner::Create(**model, ro);
+  if (!runner.ok()) return ReportError(runner.status());
   std::vector<float> all;
   all.reserve(static_cast<size_t>(n * c.n_vocab));
   const int64_t chunk = o.chunk > 0 ? o.chunk : n;
@@ -60,7 +67,7 @@ int RunLogits(const LogitsOptions& o) {
       batch.Add((*ids)[t], static_cast<int32_t>(t), 0, true);
     }
     ForwardOutput out;
-    if (absl::Status s = (*model)->Forward(batch, *cache, *backend, ctx, out); !s.ok()) {
+    if (absl::Status s = (*runner)->Forward(batch, out); !s.ok()) {
       return ReportError(s);
     }
     all.insert(all.end(), out.values.begin(), out.values.end());
@@ -70,6 +77,23 @@ int RunLogits(const LogitsOptions& o) {
   const bool ok = std::fwrite(all.data(), sizeof(float), all.size(), f) == all.size();
   if (std::fclose(f) != 0 || !ok) return ReportError(StrCat(o.out_path, ": write failed"));
   return 0;
+}
+
+}  // namespace
+
+Command AddLogitsCommand(CLI::App& parent) {
+  auto o = std::make_shared<LogitsOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "logits", "Write the logits at every position of a token sequence (float32)");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model")->required();
+  cmd->add_option("--tokens", o->tokens, "Token ids, space-separated")->required();
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32 or q8_0 (default f32)");
+  cmd->add_option("--chunk", o->chunk, "Prompt chunk size (default: all at once)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--out,-o", o->out_path, "Output file")->required();
+  return {cmd, [o] { return RunLogits(*o); }};
 }
 
 }  // namespace swiftlet::cli

@@ -1,13 +1,42 @@
 // swiftlet tools make-model: writes a model with seeded random weights.
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/format.h"
 #include "core/parallel_for.h"
 #include "core/str_cat.h"
 #include "model/random_model.h"
 
 namespace swiftlet::cli {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 20;
+
+template <typename T>
+void AddOptional(CLI::App* app, const std::string& flag, std::optional<T>& target,
+                 const std::string& help, int64_t max) {
+  app->add_option_function<int64_t>(flag, [&target](int64_t v) { target = static_cast<T>(v); }, help)
+      ->check(CLI::Range(int64_t{1}, max));
+}
+
+struct MakeModelOptions {
+  std::string out_path;
+  std::string preset = "tiny";
+  // Unset fields keep the preset's value.
+  std::optional<std::string> arch;
+  std::optional<int64_t> hidden, layers, heads, kv_heads, head_dim, ffn, context;
+  std::optional<double> rope_base;
+  bool tied = false;
+  std::string type = "F32";
+  std::string vocab_path;
+  uint64_t seed = 1;
+  int threads = 0;
+};
 
 int RunMakeModel(const MakeModelOptions& o) {
   auto preset = RandomModelPreset(o.preset);
@@ -46,6 +75,37 @@ int RunMakeModel(const MakeModelOptions& o) {
   }
   std::fprintf(stderr, "make-model: wrote %s\n", o.out_path.c_str());
   return 0;
+}
+
+}  // namespace
+
+Command AddMakeModelCommand(CLI::App& parent) {
+  auto o = std::make_shared<MakeModelOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "make-model", "Write a Llama-family GGUF with seeded random weights");
+  cmd->add_option("--out,-o", o->out_path, "Output GGUF")->required();
+  cmd->add_option("--preset", o->preset,
+                  "Shape: tiny, tinyllama-1.1b, smollm2-135m, qwen2.5-0.5b, qwen3-0.6b");
+  cmd->add_option_function<std::string>(
+                                        "--arch", [o](const std::string& v) { o->arch = v; }, "llama, qwen2 or qwen3");
+  AddOptional(cmd, "--hidden", o->hidden, "Embedding width", kMaxDim);
+  AddOptional(cmd, "--layers", o->layers, "Transformer blocks", 1024);
+  AddOptional(cmd, "--heads", o->heads, "Attention heads", kMaxDim);
+  AddOptional(cmd, "--kv-heads", o->kv_heads, "Key/value heads", kMaxDim);
+  AddOptional(cmd, "--head-dim", o->head_dim, "Head dimension (default hidden/heads)", 1024);
+  AddOptional(cmd, "--ffn", o->ffn, "Feed-forward width", kMaxDim);
+  AddOptional(cmd, "--context", o->context, "Training context length", int64_t{1} << 24);
+  cmd->add_option_function<double>(
+                                   "--rope-base", [o](double v) { o->rope_base = v; }, "RoPE frequency base")
+      ->check(CLI::Range(1.0, 1e12));
+  cmd->add_flag("--tied", o->tied, "No output.weight: the head reuses token_embd");
+  cmd->add_option("--type", o->type, "Weight format, as for quantize (default F32)");
+  cmd->add_option("--vocab", o->vocab_path,
+                  "GGUF whose tokenizer to copy (default: a small synthetic one)");
+  cmd->add_option("--seed", o->seed, "Random seed");
+  cmd->add_option("--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  return {cmd, [o] { return RunMakeModel(*o); }};
 }
 
 }  // namespace swiftlet::cli

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/format.h"
 #include "core/parallel_for.h"
 #include "gguf/gguf_file.h"
@@ -13,6 +15,13 @@
 
 namespace swiftlet::cli {
 namespace {
+
+struct QuantizeOptions {
+  std::string in_path;
+  std::string out_path;
+  std::string type;
+  int threads = 0;  // 0: all cores.
+};
 
 // Files above this size get a progress display on stderr.
 constexpr uint64_t kProgressBytes = uint64_t{64} << 20;
@@ -23,7 +32,6 @@ void PrintStats(const TensorQuantStats& s) {
               HumanBytes(s.bytes_out).c_str(), s.rms_error(), s.relative_rms_error());
 }
 
-}  // namespace
 
 int RunQuantize(const QuantizeOptions& o) {
   auto target = ParseQuantTarget(o.type);
@@ -63,6 +71,20 @@ int RunQuantize(const QuantizeOptions& o) {
   std::printf("%s: %s -> %s (%s)\n", o.out_path.c_str(), HumanBytes(report->bytes_in).c_str(),
               HumanBytes(report->bytes_out).c_str(), std::string(target->name).c_str());
   return 0;
+}
+
+}  // namespace
+
+Command AddQuantizeCommand(CLI::App& parent) {
+  auto o = std::make_shared<QuantizeOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "quantize", "Convert a model's weights: TYPE is F16, Q8_0, Q4_0, Q4_K_M, Q5_K_M (or F32, BF16, Q5_0, Q4_K, Q5_K, Q6_K)");
+  cmd->add_option("in", o->in_path, "Input GGUF")->required();
+  cmd->add_option("out", o->out_path, "Output GGUF")->required();
+  cmd->add_option("type", o->type, "Target type")->required();
+  cmd->add_option("--threads", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  return {cmd, [o] { return RunQuantize(*o); }};
 }
 
 }  // namespace swiftlet::cli

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <cstdio>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "core/thread_pool.h"
 #include "core/str_cat.h"
 #include "engine/sampling.h"
-#include "kv/kv_cache.h"
 #include "model/model.h"
+#include "model/model_runner.h"
 #include "text/chat_template.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
@@ -16,13 +18,29 @@
 namespace swiftlet::cli {
 namespace {
 
+struct RunOptions {
+  std::string model_path;
+  std::string prompt;
+  int64_t n_predict = 128;
+  double temperature = 0.8;
+  int32_t top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double repeat_penalty = 1.0;
+  uint64_t seed = 0;
+  int threads = 0;
+  std::string kv_type = "f16";
+  int64_t context = 0;  // 0: the model's training context.
+  bool chat = false;     // Wrap the prompt in the model's chat template.
+  std::string chat_template;  // Template family overriding the file's.
+};
+
 constexpr int64_t kPrefillChunk = 512;
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-}  // namespace
 
 int RunRun(const RunOptions& o) {
   auto kv_type = ParseKvType(o.kv_type);
@@ -64,11 +82,13 @@ int RunRun(const RunOptions& o) {
     return ReportError(StrCat("the prompt (", n_prompt, " tokens) plus -n ", o.n_predict,
                               " exceeds the context of ", n_ctx, " tokens"));
   }
-  auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, n_prompt + o.n_predict, *kv_type},
-                               uint64_t{64} << 30);
-  if (!cache.ok()) return ReportError(cache.status());
-  auto backend = MakeCpuBackend(o.threads > 0 ? o.threads : PhysicalCores());
-  ForwardContext ctx;
+  ModelRunnerOptions ro;
+  ro.positions = n_prompt + o.n_predict;
+  ro.kv_type = *kv_type;
+  ro.threads = o.threads > 0 ? o.threads : PhysicalCores();
+  ro.max_kv_bytes = uint64_t{64} << 30;
+  auto runner = ModelRunner::Create(**model, ro);
+  if (!runner.ok()) return ReportError(runner.status());
   ForwardOutput out;
   Sampler sampler(sp);
 
@@ -77,7 +97,7 @@ int RunRun(const RunOptions& o) {
     Batch batch;
     const int64_t end = std::min(n_prompt, start + kPrefillChunk);
     for (int64_t t = start; t < end; ++t) batch.Add(tokens[t], static_cast<int32_t>(t), 0, t == n_prompt - 1);
-    if (absl::Status s = (*model)->Forward(batch, *cache, *backend, ctx, out); !s.ok()) {
+    if (absl::Status s = (*runner)->Forward(batch, out); !s.ok()) {
       return ReportError(s);
     }
   }
@@ -100,7 +120,7 @@ int RunRun(const RunOptions& o) {
     if (generated == o.n_predict) break;
     Batch batch;
     batch.Add(next, static_cast<int32_t>(tokens.size() - 1), 0, true);
-    if (absl::Status s = (*model)->Forward(batch, *cache, *backend, ctx, out); !s.ok()) {
+    if (absl::Status s = (*runner)->Forward(batch, out); !s.ok()) {
       return ReportError(s);
     }
   }
@@ -112,6 +132,36 @@ int RunRun(const RunOptions& o) {
                static_cast<long long>(generated), Seconds(t2 - t1),
                generated > 0 ? generated / Seconds(t2 - t1) : 0.0);
   return 0;
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& parent) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = parent.add_subcommand("run", "Generate a continuation of a prompt");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model")->required();
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt text")->required();
+  cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate (default 128)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--temp", o->temperature, "Temperature, 0 for greedy (default 0.8)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", o->top_k, "Top-k, 0 for off (default 40)")
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--top-p", o->top_p, "Top-p (default 0.95)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", o->min_p, "Min-p (default 0.05)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeat-penalty", o->repeat_penalty, "Repetition penalty (default 1)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--seed", o->seed, "Random seed (default 0)");
+  cmd->add_option("--threads,-t", o->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 (default), f32 or q8_0");
+  cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn of the model's chat template");
+  cmd->add_option("--chat-template", o->chat_template,
+                  "Template family when the model has none or an unrecognised one: chatml, "
+                  "llama2, llama3, mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
+  cmd->add_option("--ctx", o->context, "Context length (default: the model's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  return {cmd, [o] { return RunRun(*o); }};
 }
 
 }  // namespace swiftlet::cli

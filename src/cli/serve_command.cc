@@ -10,21 +10,54 @@
 #include <filesystem>
 #include <thread>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "core/byte_size.h"
 #include "core/duration.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
+#include "engine/embedding_worker.h"
 #include "engine/engine.h"
-#include "http/server.h"
-#include "server/embedding_worker.h"
-#include "server/openai_service.h"
-#include "server/request_log.h"
+#include "model/model.h"
+#include "server/api_server.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace swiftlet::cli {
 namespace {
+
+// swiftlet serve. Sizes and durations are strings parsed by the command
+// (core/byte_size.h, core/duration.h), so errors name the flag.
+struct ServeOptions {
+  std::string model_path;
+  std::string host = "127.0.0.1";
+  int port = 8080;                     // 0: an ephemeral port (printed)
+  int threads = 0;                     // Engine threads; 0: physical cores
+  std::string kv_memory;               // Empty: a share of free RAM
+  std::string kv_type = "f16";
+  int64_t context = 0;                 // Per sequence; 0: the model's (capped)
+  int64_t max_queue = 1024;
+  int64_t max_queued_tokens = 1 << 18;
+  int32_t max_running = 64;
+  int32_t max_tokens = 0;              // Cap on max_tokens; 0: the context
+  int64_t step_tokens = 0;             // 0: the engine's default
+  int64_t chunk_tokens = 0;
+  std::string slo_interactive = "ttft=500ms,tpot=100ms";
+  std::string slo_batch = "ttft=30s";
+  std::string chat_template;
+  std::string model_name;              // Empty: the file name without .gguf
+  int io_threads = 2;
+  int64_t max_connections = 10000;
+  std::string max_body = "8MiB";
+  std::string grace = "10s";
+  std::string header_timeout = "10s";  // Slow-loris bounds (HttpServerOptions).
+  std::string body_timeout = "30s";
+  std::string idle_timeout = "60s";
+  int embedding_threads = 1;
+  bool log_content = false;
+  bool no_prefix_cache = false;
+};
 
 absl::StatusOr<LatencyTargets> ParseTargets(const std::string& flag, const std::string& text) {
   auto list = ParseDurationList(text, {"ttft", "tpot"});
@@ -51,7 +84,6 @@ std::string DefaultModelName(const std::string& path) {
   return name.empty() ? "model" : name;
 }
 
-}  // namespace
 
 int RunServe(const ServeOptions& o) {
   // Validate every flag before the (slow) model load.
@@ -117,14 +149,14 @@ int RunServe(const ServeOptions& o) {
   auto engine = Engine::Create(**model, **tokenizer, cfg);
   if (!engine.ok()) return ReportError(engine.status());
 
-  auto pooling = server::PoolingFromGguf((*model)->file(), ArchitectureName((*model)->config().arch));
-  std::unique_ptr<server::EmbeddingWorker> embeddings;
+  auto pooling = PoolingFor((*model)->config());
+  std::unique_ptr<EmbeddingWorker> embeddings;
   if (pooling.ok()) {
-    server::EmbeddingWorkerOptions eo;
+    EmbeddingWorkerOptions eo;
     eo.threads = o.embedding_threads;
     eo.pooling = *pooling;
     eo.max_tokens = (*engine)->context();
-    auto worker = server::EmbeddingWorker::Create(**model, eo);
+    auto worker = EmbeddingWorker::Create(**model, eo);
     if (!worker.ok()) return ReportError(worker.status());
     embeddings = *std::move(worker);
   } else {
@@ -133,28 +165,18 @@ int RunServe(const ServeOptions& o) {
   }
 
   const std::string model_name = o.model_name.empty() ? DefaultModelName(o.model_path) : o.model_name;
-  server::RequestLog log(stderr, o.log_content);
-  server::ServiceConfig sc;
-  sc.model_name = model_name;
-  sc.max_tokens_cap = o.max_tokens;
-  sc.limits.max_body_bytes = *max_body;
-  auto service = std::make_unique<server::OpenAiService>(**model, **tokenizer, std::move(chat), **engine,
-                                                         embeddings.get(), log, sc);
-
-  http::HttpServerOptions ho;
-  ho.host = o.host;
-  ho.port = static_cast<uint16_t>(o.port);
-  ho.io_threads = o.io_threads;
-  ho.max_connections = static_cast<size_t>(o.max_connections);
-  ho.max_body_bytes = *max_body;
-  ho.header_timeout = *header_timeout;
-  ho.body_timeout = *body_timeout;
-  ho.idle_timeout = *idle_timeout;
-  server::OpenAiService* svc = service.get();
-  http::HttpServer http(ho, [svc](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
-    svc->Handle(std::move(request), std::move(writer));
-  });
-  service->set_connection_counter([&http] { return http.open_connections(); });
+  server::ApiServerOptions ao;
+  ao.host = o.host;
+  ao.port = static_cast<uint16_t>(o.port);
+  ao.io_threads = o.io_threads;
+  ao.max_connections = static_cast<size_t>(o.max_connections);
+  ao.max_body_bytes = *max_body;
+  ao.header_timeout = *header_timeout;
+  ao.body_timeout = *body_timeout;
+  ao.idle_timeout = *idle_timeout;
+  ao.model_name = model_name;
+  ao.max_tokens_cap = o.max_tokens;
+  ao.log_content = o.log_content;
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -162,12 +184,14 @@ int RunServe(const ServeOptions& o) {
   std::fprintf(stderr, "swiftlet: context %lld tokens, KV cache %lld blocks of %lld tokens\n",
                static_cast<long long>((*engine)->context()), static_cast<long long>(state.kv_blocks_total),
                static_cast<long long>(cfg.kv_block_tokens));
-  if (absl::Status s = http.Start(); !s.ok()) {
+  auto api = server::ApiServer::Start(ao, **engine, **tokenizer, std::move(chat), embeddings.get());
+  if (!api.ok()) {
     (*engine)->Stop();
-    return ReportError(s);
+    return ReportError(api.status());
   }
+  server::ApiServer& server = **api;
   const std::string url = StrCat("http://", o.host.find(':') != std::string::npos ? StrCat("[", o.host, "]") : o.host,
-                                 ":", http.port());
+                                 ":", server.port());
   std::printf("swiftlet: serving %s on %s\n", model_name.c_str(), url.c_str());
   std::printf("try: curl %s/v1/completions -H 'Content-Type: application/json' "
               "-d '{\"prompt\": \"Hello\", \"max_tokens\": 16}'\n",
@@ -178,18 +202,73 @@ int RunServe(const ServeOptions& o) {
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "swiftlet: %s: draining (grace %s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                o.grace.c_str());
-  service->BeginDrain();
+  server.BeginDrain();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(*grace);
-  while (service->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (server.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // What is still running is cancelled: its connections close, which
   // cancels the engine requests.
-  http.Stop(std::chrono::milliseconds(100));
+  server.Stop(std::chrono::milliseconds(100));
   (*engine)->Stop();
   embeddings.reset();
   std::fprintf(stderr, "swiftlet: stopped\n");
   return 0;
+}
+
+}  // namespace
+
+Command AddServeCommand(CLI::App& parent) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd = parent.add_subcommand(
+      "serve", "Serve a model over the OpenAI-compatible HTTP API (completions, chat, embeddings)");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model")->required();
+  cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1)");
+  cmd->add_option("--port", o->port, "Port (default 8080; 0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--threads,-t", o->threads, "Engine threads (default: physical cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-memory", o->kv_memory,
+                  "KV cache size, e.g. 2GiB (default: 40% of available memory)");
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 (default), f32 or q8_0");
+  cmd->add_option("--ctx", o->context, "Context per sequence (default: the model's, capped)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
+  cmd->add_option("--max-queue", o->max_queue, "Requests waiting at most (default 1024)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--max-queued-tokens", o->max_queued_tokens,
+                  "Prompt tokens waiting at most (default 262144)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--max-running", o->max_running, "Sequences in a batch at most (default 64)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-tokens", o->max_tokens, "Cap on a request's max_tokens (default: the context)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--step-tokens", o->step_tokens, "Tokens per forward pass at most")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  cmd->add_option("--chunk-tokens", o->chunk_tokens, "Prefill tokens per sequence per step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
+  cmd->add_option("--slo-interactive", o->slo_interactive,
+                  "Default targets of interactive requests (default ttft=500ms,tpot=100ms)");
+  cmd->add_option("--slo-batch", o->slo_batch, "Default targets of batch requests (default ttft=30s)");
+  cmd->add_option("--chat-template", o->chat_template,
+                  "Chat template family when the model has none: " "chatml, llama2, llama3, "
+                  "mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
+  cmd->add_option("--model-name", o->model_name, "Model id clients send (default: the file name)");
+  cmd->add_option("--io-threads", o->io_threads, "HTTP I/O threads (default 2)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--max-connections", o->max_connections, "Open connections at most (default 10000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--max-body", o->max_body, "Request body size at most (default 8MiB)");
+  cmd->add_option("--grace", o->grace, "On SIGINT/SIGTERM, time for requests in flight (default 10s)");
+  cmd->add_option("--header-timeout", o->header_timeout,
+                  "Request line and headers must arrive within this (default 10s)");
+  cmd->add_option("--body-timeout", o->body_timeout, "A request body must arrive within this (default 30s)");
+  cmd->add_option("--idle-timeout", o->idle_timeout,
+                  "A kept-alive connection waits this long for its next request (default 60s)");
+  cmd->add_option("--embedding-threads", o->embedding_threads, "Threads of the embedding worker (default 1)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_flag("--log-content", o->log_content, "Write prompts and outputs to the request log");
+  cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
+  return {cmd, [o] { return RunServe(*o); }};
 }
 
 }  // namespace swiftlet::cli

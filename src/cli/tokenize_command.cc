@@ -1,11 +1,20 @@
 // swiftlet tokenize: the token ids of a text, separated by single spaces.
 #include <cstdio>
 
-#include "cli/commands.h"
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "gguf/gguf_file.h"
 #include "text/tokenizer.h"
 
 namespace swiftlet::cli {
+namespace {
+
+struct TokenizeOptions {
+  std::string model_path;
+  std::string text;
+  bool bos = false;
+};
 
 int RunTokenize(const TokenizeOptions& o) {
   auto file = GgufFile::Open(o.model_path);
@@ -20,6 +29,17 @@ int RunTokenize(const TokenizeOptions& o) {
   }
   std::printf("%s\n", line.c_str());
   return 0;
+}
+
+}  // namespace
+
+Command AddTokenizeCommand(CLI::App& parent) {
+  auto o = std::make_shared<TokenizeOptions>();
+  CLI::App* cmd = parent.add_subcommand("tokenize", "Print the token ids of a text");
+  cmd->add_option("-m,--model", o->model_path, "GGUF model or vocabulary")->required();
+  cmd->add_option("--text", o->text, "Text to tokenize")->required();
+  cmd->add_flag("--bos", o->bos, "Prepend the BOS token");
+  return {cmd, [o] { return RunTokenize(*o); }};
 }
 
 }  // namespace swiftlet::cli

@@ -57,4 +57,7 @@ inline SleepFn SystemSleep() {
 inline constexpr int64_t kNsPerMs = 1'000'000;
 inline constexpr int64_t kNsPerSecond = 1'000'000'000;
 
+// Nanoseconds as fractional milliseconds, the unit reports and logs print.
+inline constexpr double Ms(double ns) { return ns / static_cast<double>(kNsPerMs); }
+
 }  // namespace swiftlet

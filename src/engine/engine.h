@@ -33,15 +33,15 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "core/tensor_type.h"
 #include "engine/metrics.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
-#include "kernels/backend.h"
-#include "kv/paged_kv_cache.h"
-#include "model/model.h"
-#include "text/tokenizer.h"
 
 namespace swiftlet {
+
+class Model;      // model/model.h
+class Tokenizer;  // text/tokenizer.h
 
 struct EngineConfig {
   int threads = 0;                    // 0: physical cores
@@ -113,15 +113,17 @@ class Engine final : public RequestQueue {
   // called). Returns false when no forward pass ran.
   bool StepForTesting();
   // Blocks available in the cache now (tests check that all come back).
-  int64_t KvBlocksAvailableForTesting() const { return kv_.blocks_available(); }
-  int64_t KvBlocksTotalForTesting() const { return kv_.blocks_total(); }
+  int64_t KvBlocksAvailableForTesting() const;
+  int64_t KvBlocksTotalForTesting() const;
 
  private:
+  // Defined in engine/engine_internal.h.
   struct Active;
   struct Choice;
+  struct Parts;
 
   Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
-         PagedKvCache kv, std::unique_ptr<Backend> backend, int64_t context);
+         std::unique_ptr<Parts> parts, int64_t context);
 
   void Loop();
   bool Step();
@@ -147,13 +149,9 @@ class Engine final : public RequestQueue {
   const Tokenizer& tokenizer_;
   EngineConfig config_;
   const Clock& clock_;
-  PagedKvCache kv_;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Parts> parts_;  // Engine thread (and Start, Stop).
   int64_t context_ = 0;
   EngineMetrics metrics_;
-  ForwardContext fwd_;
-  ForwardOutput out_;
-  Batch batch_;
 
   // Engine-thread state.
   std::vector<std::unique_ptr<Active>> active_;  // admission order

@@ -1,4 +1,5 @@
-// Metrics the engine records and the server exports (/metrics).
+// Metrics the engine records and the server exports (/metrics; the text
+// format is server/prometheus_text.h's).
 //
 // Every type here is thread-safe and lock-free: any thread may record, any
 // thread may read. Reads are not one atomic snapshot of several metrics;
@@ -7,7 +8,7 @@
 // can record per token.
 //
 // Names and units follow Prometheus conventions: base units (seconds,
-// tokens, blocks), counters end in _total (FormatPrometheus adds it), and
+// tokens, blocks), counters end in _total (the exporter adds it), and
 // nothing else does.
 #pragma once
 
@@ -165,17 +166,5 @@ struct EngineMetrics {
   CounterVec<RefusalReason, kRefusalReasonCount> refusals;         // kNone not valid.
   Counter preemptions_total;
 };
-
-// The Prometheus text exposition format (version 0.0.4) of `metrics`: per
-// metric a HELP and a TYPE line, then its samples; names start with
-// `prefix`. Histograms give cumulative `_bucket{le="..."}` lines ending with
-// le="+Inf", then `_sum` and `_count`.
-std::string FormatPrometheus(const EngineMetrics& metrics, std::string_view prefix = "swiftlet_");
-
-// Helpers of FormatPrometheus, public for the server's other metrics.
-// A sample value: shortest round-trip form, or NaN, +Inf, -Inf.
-std::string FormatPrometheusValue(double v);
-// A label value with backslash, double quote and newline escaped.
-std::string EscapePrometheusLabel(std::string_view v);
 
 }  // namespace swiftlet

@@ -5,6 +5,7 @@
 #include "core/check.h"
 #include "core/checked_math.h"
 #include "core/str_cat.h"
+#include "kernels/backend.h"
 #include "kv/kv_row.h"
 
 namespace swiftlet {

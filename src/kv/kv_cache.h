@@ -13,7 +13,6 @@
 
 #include "core/status.h"
 #include "core/tensor_type.h"
-#include "kernels/backend.h"
 #include "kv/kv_store.h"
 
 namespace swiftlet {

@@ -7,9 +7,13 @@
 #include <cstdint>
 
 #include "core/status.h"
-#include "kernels/backend.h"
+#include "core/tensor_type.h"
 
 namespace swiftlet {
+
+// The rows a store hands attention (kernels/backend.h); the store's users
+// that read them include that header.
+struct KvRows;
 
 class KvStore {
  public:

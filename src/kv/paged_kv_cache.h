@@ -35,7 +35,6 @@
 
 #include "core/status.h"
 #include "core/tensor_type.h"
-#include "kernels/backend.h"
 #include "kv/block_pool.h"
 #include "kv/kv_store.h"
 #include "kv/prefix_cache.h"

@@ -4,10 +4,14 @@
 
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
+#include "gguf/gguf_file.h"
 #include "kernels/dequantize.h"
 #include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
 #include "kv/kv_row.h"
+#include "kv/kv_store.h"
+#include "model/forward_state.h"
+#include "model/model_weights.h"
 #include "model/tensor_layout.h"
 
 namespace swiftlet {
@@ -146,14 +150,25 @@ void AddBias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n
 
 }  // namespace
 
+Model::Model() = default;
+Model::~Model() = default;
+
 absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   std::unique_ptr<Model> m(new Model());
   SWIFTLET_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
   SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
-  SWIFTLET_ASSIGN_OR_RETURN(m->weights_, BindWeights(*m->file_, m->config_));
+  SWIFTLET_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(*m->file_, m->config_));
+  m->weights_ = std::make_unique<ModelWeights>(std::move(weights));
   m->PackMatrices();
   return m;
+}
+
+std::vector<TensorInfo> Model::Tensors() const {
+  std::vector<TensorInfo> out;
+  out.reserve(file_->tensors().size());
+  for (const GgufTensor& t : file_->tensors()) out.push_back({t.name, t.type, t.n_elements, t.n_bytes});
+  return out;
 }
 
 void Model::PackMatrices() {
@@ -164,23 +179,26 @@ void Model::PackMatrices() {
     if (p == nullptr) return;
     // The packed copy replaces the file's bytes (except a tail it keeps
     // reading), so their pages need not stay resident.
-    if (w.data != weights_.token_embd.data) {
+    if (w.data != weights_->token_embd.data) {
       file_->DropPages(w.data, static_cast<size_t>(w.n_out / kPackRows * kPackRows) * w.row_bytes);
     }
     w = p->view();
-    packed_.push_back(std::move(p));
+    weights_->packed.push_back(std::move(p));
   };
-  for (LayerWeights& l : weights_.layers) {
+  for (LayerWeights& l : weights_->layers) {
     for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*w);
   }
   // The embedding table keeps the file's rows for GetRows; a tied head gets
   // a packed copy of its own.
-  pack(weights_.output);
+  pack(weights_->output);
 }
 
-absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, ForwardContext& ctx,
+absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& context,
                             ForwardOutput& out) const {
   const ModelConfig& c = config_;
+  const ModelWeights& weights = *weights_;
+  ForwardContext::State& ctx = context.state();
+  Backend& be = *ctx.backend;
   const int64_t n = batch.size();
   if (n == 0) return absl::InvalidArgumentError("empty batch");
   if (static_cast<int64_t>(batch.positions.size()) != n ||
@@ -219,15 +237,15 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
   if (c.rope_scaling == RopeScaling::kLinear) {
     rope_q.position_scale = static_cast<float>(1.0 / c.rope_scaling_factor);
   }
-  if (!weights_.rope_freq_factors.empty()) rope_q.freq_factors = weights_.rope_freq_factors.data();
+  if (!weights.rope_freq_factors.empty()) rope_q.freq_factors = weights.rope_freq_factors.data();
   RopeShape rope_k = rope_q;
   rope_k.n_head = c.n_head_kv;
   const AttentionShape attn{c.n_head, c.n_head_kv, c.head_dim,
                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
 
-  be.GetRows(weights_.token_embd, batch.tokens.data(), n, ctx.x.data());
+  be.GetRows(weights.token_embd, batch.tokens.data(), n, ctx.x.data());
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+    const LayerWeights& w = weights.layers[static_cast<size_t>(l)];
     be.RmsNorm(ctx.x.data(), w.attn_norm.data(), E, n, eps, ctx.h.data());
     const MatMulJob qkv[] = {{w.wq, ctx.q.data()}, {w.wk, ctx.k.data()}, {w.wv, ctx.v.data()}};
     be.MatMuls(qkv, ctx.h.data(), n);
@@ -264,7 +282,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
   for (int64_t i = 0; i < n_out; ++i) {
     std::copy_n(ctx.x.data() + batch.output_rows[i] * E, E, ctx.out_rows.data() + i * E);
   }
-  be.RmsNorm(ctx.out_rows.data(), weights_.output_norm.data(), E, n_out, eps,
+  be.RmsNorm(ctx.out_rows.data(), weights.output_norm.data(), E, n_out, eps,
              ctx.out_rows.data());
   if (batch.want_hidden) {
     out.row_size = E;
@@ -273,7 +291,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, Backend& be, For
   }
   out.row_size = c.n_vocab;
   out.values.resize(n_out * c.n_vocab);
-  if (n_out > 0) be.MatMul(weights_.output, ctx.out_rows.data(), n_out, out.values.data());
+  if (n_out > 0) be.MatMul(weights.output, ctx.out_rows.data(), n_out, out.values.data());
   return absl::OkStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "model/model_config.h"
 
 #include "core/str_cat.h"
+#include "gguf/gguf_file.h"
 
 namespace swiftlet {
 namespace {
@@ -138,6 +139,10 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const GgufFile& f) {
   c.qkv_bias = c.arch == Architecture::kQwen2;
   c.qk_norm = c.arch == Architecture::kQwen3;
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;
+  if (f.Find(p + "pooling_type") != nullptr) {
+    const absl::StatusOr<int64_t> pooling = f.GetInt(p + "pooling_type");
+    c.pooling_type = pooling.ok() && *pooling >= 0 ? *pooling : ModelConfig::kPoolingMalformed;
+  }
   return c;
 }
 

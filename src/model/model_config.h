@@ -9,9 +9,10 @@
 #include <string>
 
 #include "core/status.h"
-#include "gguf/gguf_file.h"
 
 namespace swiftlet {
+
+class GgufFile;  // gguf/gguf_file.h
 
 enum class Architecture { kLlama, kQwen2, kQwen3 };
 
@@ -44,6 +45,13 @@ struct ModelConfig {
   bool qkv_bias = false;    // qwen2
   bool qk_norm = false;     // qwen3
   bool tied_embeddings = false;  // No output.weight: the head reuses token_embd.
+  // `<arch>.pooling_type` as the file gives it (0 none, 1 mean, 2 first
+  // token, 3 last token, 4 rank), kPoolingAbsent when the key is not there,
+  // kPoolingMalformed when it is not an integer. The embedding worker
+  // decides what it computes from it.
+  int64_t pooling_type = kPoolingAbsent;
+  static constexpr int64_t kPoolingAbsent = -1;
+  static constexpr int64_t kPoolingMalformed = -2;
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -1,6 +1,7 @@
 #include "model/tensor_layout.h"
 
 #include "core/str_cat.h"
+#include "gguf/gguf_file.h"
 
 namespace swiftlet {
 

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "gguf/gguf_file.h"
 #include "model/model_config.h"
 
 namespace swiftlet {
+
+class GgufFile;  // gguf/gguf_file.h
 
 enum class TensorRole {
   kEmbedding,     // token_embd.weight

@@ -18,8 +18,6 @@
 namespace swiftlet::server {
 namespace {
 
-double Ms(int64_t ns) { return static_cast<double>(ns) / static_cast<double>(kNsPerMs); }
-
 std::string Hex(uint64_t v, int width) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "%0*llx", width, static_cast<unsigned long long>(v));
@@ -28,11 +26,10 @@ std::string Hex(uint64_t v, int width) {
 
 }  // namespace
 
-OpenAiService::OpenAiService(const swiftlet::Model& model, const Tokenizer& tokenizer,
-                             absl::StatusOr<ChatTemplate> chat, Engine& engine,
-                             EmbeddingWorker* embeddings, RequestLog& log, ServiceConfig config)
-    : model_(model),
-      tokenizer_(tokenizer),
+OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat,
+                             Engine& engine, EmbeddingWorker* embeddings, RequestLog& log,
+                             ServiceConfig config)
+    : tokenizer_(tokenizer),
       chat_(std::move(chat)),
       engine_(engine),
       embeddings_(embeddings),

@@ -31,7 +31,7 @@
 #include "api/types.h"
 #include "engine/engine.h"
 #include "http/server.h"
-#include "server/embedding_worker.h"
+#include "engine/embedding_worker.h"
 #include "server/openai_mapping.h"
 #include "server/request_log.h"
 #include "server/router.h"
@@ -52,9 +52,8 @@ class OpenAiService {
   // `chat` may hold an error (the model has no usable template): chat
   // requests then get 400 with that message. `embeddings` may be null
   // (embeddings then 501).
-  OpenAiService(const Model& model, const Tokenizer& tokenizer,
-                absl::StatusOr<ChatTemplate> chat, Engine& engine, EmbeddingWorker* embeddings,
-                RequestLog& log, ServiceConfig config);
+  OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat, Engine& engine,
+                EmbeddingWorker* embeddings, RequestLog& log, ServiceConfig config);
 
   // The http::HttpHandler.
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
@@ -106,7 +105,6 @@ class OpenAiService {
   uint64_t NextSeed();
   int64_t NowNs() const;
 
-  const Model& model_;
   const Tokenizer& tokenizer_;
   const absl::StatusOr<ChatTemplate> chat_;
   Engine& engine_;

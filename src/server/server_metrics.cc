@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/str_cat.h"
+#include "server/prometheus_text.h"
 
 namespace swiftlet::server {
 namespace {

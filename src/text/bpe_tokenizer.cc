@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/str_cat.h"
+#include "gguf/gguf_file.h"
 
 namespace swiftlet {
 namespace {

@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "gguf/gguf_file.h"
 
 namespace swiftlet {
+
+class GgufFile;  // gguf/gguf_file.h
 
 enum class ChatTemplateKind {
   kChatML,

@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include "core/str_cat.h"
+#include "gguf/gguf_file.h"
 #include "text/bpe_tokenizer.h"
 #include "text/spm_tokenizer.h"
 #include "text/wpm_tokenizer.h"

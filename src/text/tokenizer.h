@@ -16,10 +16,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "gguf/gguf_file.h"
 #include "text/vocab.h"
 
 namespace swiftlet {
+
+class GgufFile;  // gguf/gguf_file.h
 
 // One stretch of a prompt for Tokenizer::EncodeMixed: template text, whose
 // control and user-defined token texts ("<|im_start|>", "</s>") become those

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/str_cat.h"
+#include "gguf/gguf_file.h"
 
 namespace swiftlet {
 namespace {

@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "gguf/gguf_file.h"
 
 namespace swiftlet {
+
+class GgufFile;  // gguf/gguf_file.h
 
 // Token kinds as stored in tokenizer.ggml.token_type (llama.cpp's values).
 enum class TokenKind : int32_t {

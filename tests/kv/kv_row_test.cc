@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
 #include "kv/kv_cache.h"

@@ -40,12 +40,11 @@ std::vector<float> ColdLogits(const Model& m, const std::vector<int32_t>& tokens
   const ModelConfig& c = m.config();
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 64, kv}, uint64_t{1} << 30);
   EXPECT_TRUE(cache.ok());
-  auto backend = MakeCpuBackend(1);
-  ForwardContext ctx;
+  ForwardContext ctx(1);
   Batch batch;
   for (size_t i = 0; i < tokens.size(); ++i) batch.Add(tokens[i], static_cast<int32_t>(i), 0, true);
   ForwardOutput out;
-  EXPECT_TRUE(m.Forward(batch, *cache, *backend, ctx, out).ok());
+  EXPECT_TRUE(m.Forward(batch, *cache, ctx, out).ok());
   return out.values;
 }
 
@@ -65,8 +64,7 @@ PagedKvCache MakePaged(const Model& m, TensorType kv, int64_t n_blocks) {
 std::map<int32_t, std::vector<float>> RunPaged(const Model& m, PagedKvCache& cache,
                                                const std::map<int32_t, std::vector<int32_t>>& work,
                                                size_t chunk, int threads, int64_t* fed) {
-  auto backend = MakeCpuBackend(threads);
-  ForwardContext ctx;
+  ForwardContext ctx(threads);
   std::map<int32_t, std::vector<float>> logits;
   std::map<int32_t, size_t> done;
   while (true) {
@@ -87,7 +85,7 @@ std::map<int32_t, std::vector<float>> RunPaged(const Model& m, PagedKvCache& cac
     }
     if (batch.size() == 0) break;
     ForwardOutput out;
-    const absl::Status st = m.Forward(batch, cache, *backend, ctx, out);
+    const absl::Status st = m.Forward(batch, cache, ctx, out);
     EXPECT_TRUE(st.ok()) << st;
     if (!st.ok()) break;
     *fed += batch.size();

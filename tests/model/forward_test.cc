@@ -40,8 +40,7 @@ std::vector<std::vector<float>> RunSeqs(const Model& m, const std::vector<std::v
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), static_cast<int64_t>(seqs.size()), 64, kv},
                                uint64_t{1} << 30);
   EXPECT_TRUE(cache.ok());
-  auto backend = MakeCpuBackend(threads);
-  ForwardContext ctx;
+  ForwardContext ctx(threads);
   std::vector<std::vector<float>> logits(seqs.size());
   std::vector<size_t> done(seqs.size(), 0);
   auto step = [&](const std::vector<size_t>& which) {
@@ -54,7 +53,7 @@ std::vector<std::vector<float>> RunSeqs(const Model& m, const std::vector<std::v
       }
     }
     ForwardOutput out;
-    ASSERT_TRUE(m.Forward(batch, *cache, *backend, ctx, out).ok());
+    ASSERT_TRUE(m.Forward(batch, *cache, ctx, out).ok());
     for (size_t r = 0; r < owner.size(); ++r) {
       logits[owner[r]].insert(logits[owner[r]].end(), out.Row(r), out.Row(r) + out.row_size);
       ++done[owner[r]];
@@ -125,18 +124,17 @@ TEST(ForwardTest, BadBatchesAreErrors) {
   const ModelConfig& c = m->config();
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 8, TensorType::kF32}, 1 << 30);
   ASSERT_TRUE(cache.ok());
-  auto backend = MakeCpuBackend(1);
-  ForwardContext ctx;
+  ForwardContext ctx(1);
   ForwardOutput out;
   Batch bad_token;
   bad_token.Add(static_cast<int32_t>(c.n_vocab), 0, 0, true);
-  EXPECT_FALSE(m->Forward(bad_token, *cache, *backend, ctx, out).ok());
+  EXPECT_FALSE(m->Forward(bad_token, *cache, ctx, out).ok());
   Batch bad_pos;
   bad_pos.Add(1, 8, 0, true);
-  EXPECT_FALSE(m->Forward(bad_pos, *cache, *backend, ctx, out).ok());
+  EXPECT_FALSE(m->Forward(bad_pos, *cache, ctx, out).ok());
   Batch bad_slot;
   bad_slot.Add(1, 0, 1, true);
-  EXPECT_FALSE(m->Forward(bad_slot, *cache, *backend, ctx, out).ok());
+  EXPECT_FALSE(m->Forward(bad_slot, *cache, ctx, out).ok());
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/random_model.h"
 #include "model/tensor_layout.h"
@@ -60,8 +63,10 @@ TEST(ModelConfigTest, ReadsEveryPresetShape) {
 // A file with valid llama metadata for a 1-layer, 64-wide model and the
 // tensors given.
 std::vector<uint8_t> LlamaFile(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
-                               const std::string& arch = "llama") {
+                               const std::string& arch = "llama",
+                               const std::function<void(GgufWriter&)>& extra = nullptr) {
   GgufWriter w;
+  if (extra) extra(w);
   w.Set("general.architecture", GgufValue::String(arch));
   const std::string p = arch + ".";
   w.Set(p + "context_length", GgufValue::Uint32(128));
@@ -141,6 +146,24 @@ TEST(ModelConfigTest, UnsupportedArchitectureAndBadCountsAreErrors) {
   ASSERT_TRUE(z.ok());
   EXPECT_THAT(std::string(ReadModelConfig(**z).status().message()),
               HasSubstr("'llama.block_count' = 0 is out of range"));
+}
+
+TEST(ModelConfigTest, PoolingTypeIsReadAsGiven) {
+  auto pooling_of = [](const std::function<void(GgufWriter&)>& extra) {
+    auto bytes = LlamaFile(GoodTensors(), "llama", extra);
+    auto f = GgufFile::Parse(bytes, "pooling.gguf");
+    EXPECT_TRUE(f.ok()) << f.status();
+    auto config = ReadModelConfig(**f);
+    EXPECT_TRUE(config.ok()) << config.status();
+    return config.ok() ? config->pooling_type : -100;
+  };
+  EXPECT_EQ(pooling_of(nullptr), ModelConfig::kPoolingAbsent);
+  for (uint32_t type : {0u, 1u, 2u, 3u, 4u}) {
+    EXPECT_EQ(pooling_of([&](GgufWriter& w) { w.Set("llama.pooling_type", GgufValue::Uint32(type)); }),
+              type);
+  }
+  EXPECT_EQ(pooling_of([](GgufWriter& w) { w.Set("llama.pooling_type", GgufValue::String("mean")); }),
+            ModelConfig::kPoolingMalformed);
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+#include "cli/command.h"
+
+#include <cstdio>
+
+#include "core/str_cat.h"
+
+namespace swiftlet::cli {
+
+int ReportError(std::string_view message) {
+  std::fprintf(stderr, "swiftlet: error: %.*s\n", static_cast<int>(message.size()), message.data());
+  return 1;
+}
+
+int ReportError(const absl::Status& status) {
+  return ReportError(std::string_view(status.message().data(), status.message().size()));
+}
+
+absl::StatusOr<TensorType> ParseKvType(const std::string& name) {
+  if (name == "f16") return TensorType::kF16;
+  if (name == "f32") return TensorType::kF32;
+  if (name == "q8_0") return TensorType::kQ8_0;
+  return absl::InvalidArgumentError(StrCat("--kv-type: '", name, "' is not f16, f32 or q8_0"));
+}
+
+}  // namespace swiftlet::cli

@@ -1,0 +1,46 @@
+// The subcommands of `swiftlet`. Each command file registers its own
+// subcommand and flags (CLI11, precompiled for this folder) under a parent
+// app, and returns what runs it once the command line is parsed; main.cc
+// only builds the tree and runs the one the user named.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/tensor_type.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace swiftlet::cli {
+
+struct Command {
+  CLI::App* app = nullptr;    // Parsed into when the user named it.
+  std::function<int()> run;   // The process exit code.
+};
+
+// Under the top-level app.
+Command AddServeCommand(CLI::App& app);
+Command AddRunCommand(CLI::App& app);
+Command AddTokenizeCommand(CLI::App& app);
+Command AddInspectCommand(CLI::App& app);
+Command AddQuantizeCommand(CLI::App& app);
+// `bench` (the HTTP load generator); `bench engine` under it.
+Command AddBenchCommand(CLI::App& app);
+Command AddBenchEngineCommand(CLI::App& bench);
+// Under `tools`.
+Command AddMakeModelCommand(CLI::App& tools);
+Command AddLogitsCommand(CLI::App& tools);
+Command AddDriveCommand(CLI::App& tools);
+
+// Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
+int ReportError(std::string_view message);
+int ReportError(const absl::Status& status);
+
+// --kv-type: f16, f32 or q8_0.
+absl::StatusOr<TensorType> ParseKvType(const std::string& name);
+
+}  // namespace swiftlet::cli

@@ -1,0 +1,144 @@
+// Emission on the engine thread: sampling a choice's next token, stop rules
+// and the incremental detokenizer, token events to the request's sink, and
+// the finish and completion of choices and requests.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine.h"
+#include "engine/engine_internal.h"
+#include "model/model.h"
+#include "text/tokenizer.h"
+
+namespace swiftlet {
+
+void Engine::FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message) {
+  if (c.seq >= 0) {
+    (void)parts_->kv.Free(c.seq);
+    c.seq = -1;
+  }
+  c.finished = true;
+  c.feed = 0;
+  if (c.index == 0) a.finish_reason = reason;
+  a.request.sink->OnFinish(c.index, reason, message);
+}
+
+void Engine::CompleteIfDone(Active& a) {
+  if (!a.AllFinished()) return;
+  Usage usage;
+  usage.prompt_tokens = static_cast<int64_t>(a.request.prompt.size());
+  usage.completion_tokens = a.completion_tokens;
+  usage.cached_prompt_tokens = a.cached_tokens;
+  Timings t;
+  const int64_t now = clock_.NowNs();
+  t.received_ns = a.request.received_ns;
+  t.queued_ns = (a.first_prefill_ns >= 0 ? a.first_prefill_ns : now) - a.request.received_ns;
+  t.prefill_ns = a.prompt_done_ns >= 0 && a.first_prefill_ns >= 0 ? a.prompt_done_ns - a.first_prefill_ns : 0;
+  t.ttft_ns = a.first_token_ns >= 0 ? a.first_token_ns - a.request.received_ns : -1;
+  const Choice& c0 = a.choices.front();
+  t.tpot_ns = c0.n_output > 1 ? (c0.last_token_ns - c0.first_token_ns) / (c0.n_output - 1) : 0;
+  t.e2e_ns = now - a.request.received_ns;
+  metrics_.e2e_request_latency_seconds.Observe(Seconds(t.e2e_ns));
+  if (a.first_prefill_ns >= 0) metrics_.queue_time_seconds.Observe(Seconds(t.queued_ns));
+  if (c0.n_output > 1) metrics_.time_per_output_token_seconds.Observe(Seconds(t.tpot_ns));
+  metrics_.requests_finished.Add(a.finish_reason);
+  a.request.sink->OnComplete(usage, t);
+  a.completed = true;
+}
+
+void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
+  if (c.finished) return;
+  const int64_t n_vocab = model_.config().n_vocab;
+  if (c.sampler == nullptr) {
+    SamplingParams p = a.request.options.sampling;
+    p.seed += static_cast<uint64_t>(c.index);
+    c.sampler = std::make_unique<Sampler>(p);
+    // The output continues the prompt: its leading space is part of the text.
+    c.detok = std::make_unique<IncrementalDetokenizer>(tokenizer_, /*strip_leading_space=*/false);
+    c.stop = std::make_unique<StopMatcher>(a.request.options.stop);
+  }
+  thread_local std::vector<float> scratch;
+  scratch.assign(logits, logits + n_vocab);
+  const RequestOptions& o = a.request.options;
+  if (c.n_output < o.min_tokens) {
+    // Too early to end: the ids that would end the choice cannot be drawn.
+    if (!o.ignore_eos) {
+      for (int32_t id : {tokenizer_.eos_id(), tokenizer_.vocab().eot_id}) {
+        if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
+      }
+    }
+    for (int32_t id : o.stop_token_ids) {
+      if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
+    }
+  }
+  const int32_t id = c.sampler->Sample(scratch, c.tokens);
+  EmitToken(a, c, id, logits, now);
+}
+
+void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now) {
+  const RequestOptions& o = a.request.options;
+  a.completion_tokens += 1;
+  const bool eog = !o.ignore_eos && tokenizer_.IsEog(id);
+  const bool stop_id = std::find(o.stop_token_ids.begin(), o.stop_token_ids.end(), id) != o.stop_token_ids.end();
+  TokenEvent ev;
+  ev.choice = c.index;
+  ev.time_ns = now;
+  if (eog || stop_id) {
+    // The stop token is not part of the output; release held text first.
+    ev.text = c.stop->Push(c.detok->Flush()).emit + c.stop->Flush();
+    if (!ev.text.empty()) a.request.sink->OnTokens(ev);
+    FinishChoice(a, c, FinishReason::kStop, "");
+    return;
+  }
+  c.tokens.push_back(id);
+  c.n_output += 1;
+  ev.first_token = c.first_token_ns < 0;
+  metrics_.generation_tokens_total.Add();
+  if (c.last_token_ns >= 0) metrics_.inter_token_latency_seconds.Observe(Seconds(now - c.last_token_ns));
+  if (c.first_token_ns < 0) c.first_token_ns = now;
+  if (a.first_token_ns < 0) {
+    a.first_token_ns = now;
+    metrics_.time_to_first_token_seconds.Observe(Seconds(now - a.request.received_ns));
+  }
+  c.last_token_ns = now;
+  ev.ids.push_back(id);
+  if (o.top_logprobs >= 0) {
+    const int64_t n_vocab = model_.config().n_vocab;
+    float max = -INFINITY;
+    for (int64_t i = 0; i < n_vocab; ++i) max = std::max(max, logits[i]);
+    double sum = 0;
+    for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+    const float log_z = max + static_cast<float>(std::log(sum));
+    ev.chosen.push_back({id, logits[id] - log_z});
+    std::vector<TokenLogprob> top;
+    if (o.top_logprobs > 0) {
+      std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
+      for (int32_t i = 0; i < n_vocab; ++i) ids[i] = i;
+      const size_t k = std::min<size_t>(static_cast<size_t>(o.top_logprobs), ids.size());
+      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t x, int32_t y) {
+        return logits[x] != logits[y] ? logits[x] > logits[y] : x < y;
+      });
+      for (size_t i = 0; i < k; ++i) top.push_back({ids[i], logits[ids[i]] - log_z});
+    }
+    ev.top.push_back(std::move(top));
+  }
+  StopMatcher::Result r = c.stop->Push(c.detok->Push(id));
+  ev.text = r.emit;
+  const bool length = c.n_output >= o.max_tokens ||
+                      static_cast<int64_t>(c.tokens.size()) >= context_;
+  if (!r.stopped && length) {
+    // The last token: an incomplete character's bytes may still complete a
+    // stop string.
+    const StopMatcher::Result last = c.stop->Push(c.detok->Flush());
+    ev.text += last.emit;
+    r.stopped = last.stopped;
+    if (!last.stopped) ev.text += c.stop->Flush();
+  }
+  a.request.sink->OnTokens(ev);
+  if (r.stopped) {
+    FinishChoice(a, c, FinishReason::kStop, "");
+  } else if (length) {
+    FinishChoice(a, c, FinishReason::kLength, "");
+  }
+}
+
+}  // namespace swiftlet

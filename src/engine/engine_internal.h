@@ -1,0 +1,77 @@
+// The engine's private types, shared by its .cc files (engine.cc: life
+// cycle; admission.cc: admit, estimate, publish; engine_step.cc: reserve,
+// preempt, forward; emission.cc: sample, stop rules, events). Not for use
+// outside engine/.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/sampling.h"
+#include "engine/stop_matcher.h"
+#include "kv/paged_kv_cache.h"
+#include "model/batch.h"
+#include "model/forward_context.h"
+#include "text/detokenizer.h"
+
+namespace swiftlet {
+
+inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// One output stream of a request: its KV sequence, its tokens (prompt then
+// output) and its own sampler, detokenizer and stop matcher.
+struct Engine::Choice {
+  int32_t index = 0;
+  int32_t seq = -1;              // KV sequence; -1 while waiting or preempted
+  std::vector<int32_t> tokens;   // prompt + output; the last may be pending
+  int64_t computed = 0;          // positions in the KV cache
+  int64_t feed = 0;              // tokens fed in the current step
+  int64_t n_output = 0;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<IncrementalDetokenizer> detok;
+  std::unique_ptr<StopMatcher> stop;
+  bool finished = false;
+  int64_t first_token_ns = -1;
+  int64_t last_token_ns = -1;
+};
+
+struct Engine::Active {
+  uint64_t id = 0;
+  Request request;
+  LatencyTargets targets;
+  int64_t ttft_deadline_ns = 0;
+  int64_t order = 0;             // admission order
+  std::vector<Choice> choices;   // one until the prompt is done, then n
+  bool prompt_done = false;
+  bool cancelled = false;
+  int64_t cached_tokens = 0;
+  int64_t first_prefill_ns = -1;
+  int64_t prompt_done_ns = -1;
+  int64_t first_token_ns = -1;
+  int64_t completion_tokens = 0;
+  bool completed = false;  // OnComplete sent; removed at the end of the step
+  FinishReason finish_reason = FinishReason::kError;  // choice 0's
+
+  bool HasSequences() const {
+    return std::any_of(choices.begin(), choices.end(), [](const Choice& c) { return c.seq >= 0; });
+  }
+  bool AllFinished() const {
+    return prompt_done &&
+           std::all_of(choices.begin(), choices.end(), [](const Choice& c) { return c.finished; });
+  }
+};
+
+// What the engine thread owns besides its requests: the paged cache, the
+// forward context (backend and scratch), the last output and the batch.
+struct Engine::Parts {
+  PagedKvCache kv;
+  ForwardContext fwd;
+  ForwardOutput out;
+  Batch batch;
+};
+
+}  // namespace swiftlet

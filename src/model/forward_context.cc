@@ -1,0 +1,20 @@
+#include "model/forward_context.h"
+
+#include "core/check.h"
+#include "model/forward_state.h"
+
+namespace swiftlet {
+
+ForwardContext::ForwardContext(int threads) : state_(std::make_unique<State>()) {
+  SWIFTLET_CHECK(threads >= 1);
+  state_->threads = threads;
+  state_->backend = MakeCpuBackend(threads);
+}
+
+ForwardContext::~ForwardContext() = default;
+ForwardContext::ForwardContext(ForwardContext&&) noexcept = default;
+ForwardContext& ForwardContext::operator=(ForwardContext&&) noexcept = default;
+
+int ForwardContext::threads() const { return state_->threads; }
+
+}  // namespace swiftlet

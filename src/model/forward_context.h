@@ -1,0 +1,32 @@
+// What one thread needs to run forward passes: the compute backend (the CPU
+// backend's pool of `threads` threads, the caller included) and the scratch
+// buffers of a step, reused across steps. Model::Forward takes it.
+//
+// Not thread-safe: one context per thread that runs forwards (the engine
+// thread, the embedding worker, a tool). The model it is used with must
+// outlive no particular context; a context may serve any model.
+#pragma once
+
+#include <memory>
+
+namespace swiftlet {
+
+class ForwardContext {
+ public:
+  // A CPU backend on `threads` threads (>= 1, checked).
+  explicit ForwardContext(int threads);
+  ~ForwardContext();
+  ForwardContext(ForwardContext&&) noexcept;
+  ForwardContext& operator=(ForwardContext&&) noexcept;
+
+  int threads() const;
+
+  // The backend and scratch (model/forward_state.h), for Model::Forward.
+  struct State;
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace swiftlet

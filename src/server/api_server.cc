@@ -1,0 +1,61 @@
+#include "server/api_server.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "http/server.h"
+#include "server/openai_service.h"
+#include "server/request_log.h"
+
+namespace swiftlet::server {
+
+struct ApiServer::Parts {
+  RequestLog log;
+  std::unique_ptr<OpenAiService> service;
+  std::unique_ptr<http::HttpServer> http;
+};
+
+ApiServer::ApiServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+// The HTTP server goes first (Parts' members are destroyed in reverse), so
+// no handler runs into a destroyed service.
+ApiServer::~ApiServer() = default;
+
+absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& o, Engine& engine,
+                                                            const Tokenizer& tokenizer,
+                                                            absl::StatusOr<ChatTemplate> chat,
+                                                            EmbeddingWorker* embeddings) {
+  auto parts = std::unique_ptr<Parts>(new Parts{RequestLog(stderr, o.log_content), nullptr, nullptr});
+  ServiceConfig sc;
+  sc.model_name = o.model_name;
+  sc.max_tokens_cap = o.max_tokens_cap;
+  sc.limits.max_body_bytes = o.max_body_bytes;
+  parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, embeddings,
+                                                   parts->log, sc);
+
+  http::HttpServerOptions ho;
+  ho.host = o.host;
+  ho.port = o.port;
+  ho.io_threads = o.io_threads;
+  ho.max_connections = o.max_connections;
+  ho.max_body_bytes = o.max_body_bytes;
+  ho.header_timeout = o.header_timeout;
+  ho.body_timeout = o.body_timeout;
+  ho.idle_timeout = o.idle_timeout;
+  OpenAiService* service = parts->service.get();
+  parts->http = std::make_unique<http::HttpServer>(
+      ho, [service](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
+        service->Handle(std::move(request), std::move(writer));
+      });
+  http::HttpServer* server = parts->http.get();
+  parts->service->set_connection_counter([server] { return server->open_connections(); });
+  SWIFTLET_RETURN_IF_ERROR(parts->http->Start());
+  return std::unique_ptr<ApiServer>(new ApiServer(std::move(parts)));
+}
+
+uint16_t ApiServer::port() const { return parts_->http->port(); }
+void ApiServer::BeginDrain() { parts_->service->BeginDrain(); }
+int64_t ApiServer::in_flight() const { return parts_->service->in_flight(); }
+void ApiServer::Stop(std::chrono::milliseconds linger) { parts_->http->Stop(linger); }
+
+}  // namespace swiftlet::server

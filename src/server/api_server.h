@@ -1,0 +1,67 @@
+// The HTTP side of `swiftlet serve`: the OpenAI-compatible service
+// (server/openai_service.h) on an HTTP server, with the request log. What
+// the CLI starts once the model, tokenizer and engine are up; the transport
+// and the API codec stay behind this header.
+//
+// Thread-safety: Start, BeginDrain and Stop from one thread (the CLI's);
+// in_flight and port from any.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "text/chat_template.h"
+
+namespace swiftlet {
+class Engine;           // engine/engine.h
+class EmbeddingWorker;  // engine/embedding_worker.h
+class Tokenizer;        // text/tokenizer.h
+}  // namespace swiftlet
+
+namespace swiftlet::server {
+
+struct ApiServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;  // 0: an ephemeral port, see port().
+  int io_threads = 2;
+  size_t max_connections = 10000;
+  uint64_t max_body_bytes = 8 << 20;
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds body_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{60'000};
+  std::string model_name = "model";  // The id clients name in `model`.
+  int32_t max_tokens_cap = 0;        // 0: the engine's context.
+  bool log_content = false;          // Prompts and outputs in the request log.
+};
+
+class ApiServer {
+ public:
+  // Binds and starts serving. `chat` may hold an error (chat requests then
+  // get 400 with it); `embeddings` may be null (embeddings then 501). The
+  // engine, tokenizer and embedding worker must outlive the server.
+  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options,
+                                                          Engine& engine, const Tokenizer& tokenizer,
+                                                          absl::StatusOr<ChatTemplate> chat,
+                                                          EmbeddingWorker* embeddings);
+  ~ApiServer();
+
+  uint16_t port() const;
+  // New work gets 503 and /ready turns 503; /health, /load and /metrics
+  // still answer.
+  void BeginDrain();
+  // Generation and embedding requests not finished yet.
+  int64_t in_flight() const;
+  // Closes every connection (what is still running is cancelled through
+  // its closed connection), waiting up to `linger` for writes to finish.
+  void Stop(std::chrono::milliseconds linger);
+
+ private:
+  struct Parts;
+  explicit ApiServer(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace swiftlet::server

@@ -1,0 +1,154 @@
+#include "server/prometheus_text.h"
+
+#include <cmath>
+
+#include "core/check.h"
+#include "core/str_cat.h"
+
+namespace swiftlet::server {
+namespace {
+
+bool IsMetricNamePrefix(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+                    (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// HELP text escapes only backslash and newline.
+std::string EscapeHelp(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  explicit Writer(std::string_view prefix) : prefix_(prefix) {}
+
+  void Header(std::string_view name, std::string_view type, std::string_view help) {
+    StrAppend("# HELP ", prefix_, name, " ", EscapeHelp(help), "\n");
+    StrAppend("# TYPE ", prefix_, name, " ", type, "\n");
+  }
+
+  void AddHistogram(std::string_view name, const Histogram& h, std::string_view help) {
+    const HistogramSnapshot s = h.Snapshot();
+    Header(name, "histogram", help);
+    for (size_t i = 0; i <= s.bounds.size(); ++i) {
+      const std::string le =
+          i < s.bounds.size() ? FormatPrometheusValue(s.bounds[i]) : std::string("+Inf");
+      StrAppend(prefix_, name, "_bucket{le=\"", le, "\"} ", s.cumulative[i], "\n");
+    }
+    StrAppend(prefix_, name, "_sum ", FormatPrometheusValue(s.sum), "\n");
+    StrAppend(prefix_, name, "_count ", s.count, "\n");
+  }
+
+  void AddGauge(std::string_view name, const Gauge& g, std::string_view help) {
+    Header(name, "gauge", help);
+    StrAppend(prefix_, name, " ", g.Value(), "\n");
+  }
+
+  void AddCounter(std::string_view field, const Counter& c, std::string_view help) {
+    const std::string name = CounterName(field);
+    Header(name, "counter", help);
+    StrAppend(prefix_, name, " ", c.Value(), "\n");
+  }
+
+  template <typename Enum, size_t N>
+  void AddCounterVec(std::string_view field, const CounterVec<Enum, N>& v, std::string_view help) {
+    const std::string name = CounterName(field);
+    Header(name, "counter", help);
+    for (size_t i = 0; i < N; ++i) {
+      if (v.label_value(i).empty()) continue;
+      StrAppend(prefix_, name, "{", v.label_name(), "=\"", EscapePrometheusLabel(v.label_value(i)),
+                "\"} ", v.value_at(i), "\n");
+    }
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  static std::string CounterName(std::string_view field) {
+    constexpr std::string_view kTotal = "_total";
+    if (field.size() >= kTotal.size() && field.substr(field.size() - kTotal.size()) == kTotal) {
+      return std::string(field);
+    }
+    return StrCat(field, kTotal);
+  }
+
+  template <typename... Args>
+  void StrAppend(const Args&... args) {
+    out_ += StrCat(args...);
+  }
+
+  std::string_view prefix_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string FormatPrometheusValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return StrCat(v);
+}
+
+std::string EscapePrometheusLabel(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
+  SWIFTLET_CHECK(IsMetricNamePrefix(prefix));
+  Writer w(prefix);
+  w.AddHistogram("time_to_first_token_seconds", m.time_to_first_token_seconds,
+              "Time from request received to its first token event, in seconds.");
+  w.AddHistogram("inter_token_latency_seconds", m.inter_token_latency_seconds,
+              "Time between consecutive token events of a request, in seconds.");
+  w.AddHistogram("time_per_output_token_seconds", m.time_per_output_token_seconds,
+              "Per request: (last token - first token) / (output tokens - 1), in seconds.");
+  w.AddHistogram("e2e_request_latency_seconds", m.e2e_request_latency_seconds,
+              "Time from request received to finished, in seconds.");
+  w.AddHistogram("queue_time_seconds", m.queue_time_seconds,
+              "Time from request received to its first prefill chunk, in seconds.");
+  w.AddGauge("requests_running", m.requests_running, "Requests prefilling or decoding.");
+  w.AddGauge("requests_waiting", m.requests_waiting, "Requests accepted and waiting to start.");
+  w.AddGauge("kv_blocks_used", m.kv_blocks_used, "KV cache blocks in use.");
+  w.AddGauge("kv_blocks_capacity", m.kv_blocks_total, "KV cache blocks in all.");
+  w.AddCounter("prefix_cache_queries_tokens", m.prefix_cache_queries_tokens,
+            "Prompt tokens looked up in the prefix cache.");
+  w.AddCounter("prefix_cache_hits_tokens", m.prefix_cache_hits_tokens,
+            "Prompt tokens found in the prefix cache.");
+  w.AddCounter("prompt_tokens_total", m.prompt_tokens_total, "Prompt tokens of accepted requests.");
+  w.AddCounter("generation_tokens_total", m.generation_tokens_total, "Output tokens generated.");
+  w.AddCounterVec("requests_finished", m.requests_finished, "Requests finished, by finish reason.");
+  w.AddCounterVec("refusals", m.refusals, "Requests refused at submission, by reason.");
+  w.AddCounter("preemptions_total", m.preemptions_total,
+            "Running requests preempted for KV cache space.");
+  return w.Take();
+}
+
+
+}  // namespace swiftlet::server

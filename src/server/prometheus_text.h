@@ -1,0 +1,23 @@
+// The Prometheus text exposition format (version 0.0.4) of the engine's
+// metrics, for /metrics. The engine records (engine/metrics.h); the server
+// formats.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/metrics.h"
+
+namespace swiftlet::server {
+
+// Per metric a HELP and a TYPE line, then its samples; names start with
+// `prefix` (a valid metric name prefix, checked). Histograms give cumulative
+// `_bucket{le="..."}` lines ending with le="+Inf", then `_sum` and `_count`.
+std::string FormatPrometheus(const EngineMetrics& metrics, std::string_view prefix = "swiftlet_");
+
+// A sample value: shortest round-trip form, or NaN, +Inf, -Inf.
+std::string FormatPrometheusValue(double v);
+// A label value with backslash, double quote and newline escaped.
+std::string EscapePrometheusLabel(std::string_view v);
+
+}  // namespace swiftlet::server

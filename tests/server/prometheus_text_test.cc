@@ -1,0 +1,274 @@
+// The /metrics text format against a small parser of the exposition format
+// written here from the Prometheus documentation.
+#include "server/prometheus_text.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest-spi.h"
+#include "gtest/gtest.h"
+
+namespace swiftlet::server {
+namespace {
+
+TEST(PrometheusTextTest, ValueAndLabelFormatting) {
+  EXPECT_EQ(FormatPrometheusValue(NAN), "NaN");
+  EXPECT_EQ(FormatPrometheusValue(INFINITY), "+Inf");
+  EXPECT_EQ(FormatPrometheusValue(-INFINITY), "-Inf");
+  EXPECT_EQ(FormatPrometheusValue(0.005), "0.005");
+  EXPECT_EQ(FormatPrometheusValue(1.0), "1");
+  EXPECT_EQ(FormatPrometheusValue(2.5), "2.5");
+  EXPECT_EQ(EscapePrometheusLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+// ---- A small, independent parser of the text exposition format ------------
+
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+struct Family {
+  std::string type;
+  std::string help;
+  std::vector<Sample> samples;
+};
+
+bool IsName(const std::string& s) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+          (i > 0 && std::isdigit(static_cast<unsigned char>(c))))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+double ParseValue(const std::string& s) {
+  if (s == "+Inf") return INFINITY;
+  if (s == "-Inf") return -INFINITY;
+  if (s == "NaN") return NAN;
+  size_t used = 0;
+  const double v = std::stod(s, &used);
+  EXPECT_EQ(used, s.size()) << "value " << s;
+  return v;
+}
+
+// The family a sample belongs to: its name, or for histograms the name
+// without _bucket/_sum/_count.
+std::string FamilyOf(const std::string& name, const std::map<std::string, Family>& families) {
+  if (families.count(name)) return name;
+  for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+    const std::string s = suffix;
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      const std::string base = name.substr(0, name.size() - s.size());
+      if (families.count(base) && families.at(base).type == "histogram") return base;
+    }
+  }
+  return "";
+}
+
+// Fails the test on malformed input.
+std::map<std::string, Family> Parse(const std::string& text) {
+  std::map<std::string, Family> families;
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    EXPECT_FALSE(line.empty()) << "blank line";
+    if (line.rfind("# ", 0) == 0) {
+      std::istringstream words(line.substr(2));
+      std::string kind, name, rest;
+      words >> kind >> name;
+      std::getline(words, rest);
+      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+      EXPECT_TRUE(IsName(name)) << line;
+      Family& f = families[name];
+      EXPECT_TRUE(f.samples.empty()) << "metadata after samples: " << line;
+      if (kind == "HELP") {
+        EXPECT_FALSE(rest.empty()) << line;
+        f.help = rest;
+      } else if (kind == "TYPE") {
+        EXPECT_TRUE(rest == "counter" || rest == "gauge" || rest == "histogram") << line;
+        EXPECT_TRUE(f.type.empty()) << "second TYPE: " << line;
+        f.type = rest;
+      } else {
+        ADD_FAILURE() << "unknown comment " << line;
+      }
+      continue;
+    }
+    Sample s;
+    size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
+    s.name = line.substr(0, i);
+    EXPECT_TRUE(IsName(s.name)) << line;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        const size_t eq = line.find('=', i);
+        EXPECT_NE(eq, std::string::npos) << line;
+        if (eq == std::string::npos) return families;
+        const std::string label = line.substr(i, eq - i);
+        EXPECT_TRUE(IsName(label)) << line;
+        EXPECT_EQ(line[eq + 1], '"') << line;
+        std::string value;
+        size_t j = eq + 2;
+        for (; j < line.size() && line[j] != '"'; ++j) {
+          if (line[j] == '\\') {
+            ++j;
+            EXPECT_TRUE(line[j] == '\\' || line[j] == '"' || line[j] == 'n') << line;
+            value.push_back(line[j] == 'n' ? '\n' : line[j]);
+          } else {
+            value.push_back(line[j]);
+          }
+        }
+        EXPECT_LT(j, line.size()) << "unterminated label value: " << line;
+        s.labels[label] = value;
+        i = j + 1;
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      ++i;  // '}'
+    }
+    EXPECT_EQ(line[i], ' ') << line;
+    s.value = ParseValue(line.substr(i + 1));
+    const std::string family = FamilyOf(s.name, families);
+    EXPECT_FALSE(family.empty()) << "sample without HELP/TYPE: " << line;
+    if (family.empty()) continue;
+    EXPECT_FALSE(families[family].help.empty()) << line;
+    families[family].samples.push_back(s);
+  }
+  return families;
+}
+
+// Checks the rules of each family's type; returns the histogram's buckets.
+void CheckFamily(const std::string& name, const Family& f) {
+  SCOPED_TRACE(name);
+  ASSERT_FALSE(f.type.empty());
+  ASSERT_FALSE(f.samples.empty());
+  const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+  EXPECT_EQ(total, f.type == "counter");
+  if (f.type == "counter") {
+    for (const Sample& s : f.samples) EXPECT_GE(s.value, 0);
+  }
+  if (f.type != "histogram") return;
+  double last_le = -INFINITY, last_count = 0, inf_count = -1, count = -1;
+  bool sum_seen = false;
+  for (const Sample& s : f.samples) {
+    if (s.name == name + "_bucket") {
+      ASSERT_EQ(s.labels.count("le"), 1u);
+      const double le = ParseValue(s.labels.at("le"));
+      EXPECT_GT(le, last_le);
+      EXPECT_GE(s.value, last_count) << "buckets not cumulative";
+      last_le = le;
+      last_count = s.value;
+      if (std::isinf(le)) inf_count = s.value;
+    } else if (s.name == name + "_sum") {
+      sum_seen = true;
+    } else if (s.name == name + "_count") {
+      count = s.value;
+    }
+  }
+  EXPECT_TRUE(std::isinf(last_le)) << "no +Inf bucket last";
+  EXPECT_TRUE(sum_seen);
+  EXPECT_EQ(inf_count, count);
+}
+
+const Sample* Find(const std::map<std::string, Family>& fams, const std::string& name,
+                   const std::map<std::string, std::string>& labels = {}) {
+  for (const auto& [family, f] : fams) {
+    for (const Sample& s : f.samples) {
+      if (s.name == name && s.labels == labels) return &s;
+    }
+  }
+  return nullptr;
+}
+
+double ValueOf(const std::map<std::string, Family>& fams, const std::string& name,
+               const std::map<std::string, std::string>& labels = {}) {
+  const Sample* s = Find(fams, name, labels);
+  EXPECT_NE(s, nullptr) << name;
+  return s ? s->value : NAN;
+}
+
+TEST(PrometheusTextTest, PrometheusTextParsesBack) {
+  EngineMetrics m;
+  m.time_to_first_token_seconds.Observe(0.005);  // On the first bound.
+  m.time_to_first_token_seconds.Observe(0.2);
+  m.time_to_first_token_seconds.Observe(120);    // +Inf only.
+  m.inter_token_latency_seconds.Observe(0.02);
+  m.requests_running.Set(3);
+  m.requests_waiting.Set(7);
+  m.kv_blocks_used.Set(10);
+  m.kv_blocks_total.Set(64);
+  m.prefix_cache_queries_tokens.Add(100);
+  m.prefix_cache_hits_tokens.Add(48);
+  m.prompt_tokens_total.Add(42);
+  m.generation_tokens_total.Add(9);
+  m.requests_finished.Add(FinishReason::kStop, 5);
+  m.requests_finished.Add(FinishReason::kLength);
+  m.refusals.Add(RefusalReason::kTtftTarget, 2);
+  m.preemptions_total.Add(4);
+
+  const std::string text = FormatPrometheus(m);
+  const std::map<std::string, Family> fams = Parse(text);
+  EXPECT_EQ(fams.size(), 16u) << text;
+  for (const auto& [name, f] : fams) {
+    EXPECT_EQ(name.rfind("swiftlet_", 0), 0u) << name;
+    CheckFamily(name, f);
+  }
+
+  EXPECT_EQ(fams.at("swiftlet_time_to_first_token_seconds").type, "histogram");
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"le", "0.005"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"le", "0.15"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"le", "0.2"}}), 2);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"le", "60"}}), 2);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"le", "+Inf"}}), 3);
+  EXPECT_DOUBLE_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_sum"), 120.205);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_count"), 3);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_queue_time_seconds_count"), 0);
+
+  EXPECT_EQ(fams.at("swiftlet_requests_running").type, "gauge");
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_running"), 3);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_waiting"), 7);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_kv_blocks_used"), 10);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_kv_blocks_capacity"), 64);
+
+  EXPECT_EQ(fams.at("swiftlet_prompt_tokens_total").type, "counter");
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prompt_tokens_total"), 42);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_generation_tokens_total"), 9);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_queries_tokens_total"), 100);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_hits_tokens_total"), 48);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_preemptions_total"), 4);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "stop"}}), 5);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "length"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "error"}}), 0);
+  EXPECT_EQ(fams.at("swiftlet_requests_finished_total").samples.size(), 5u);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_refusals_total", {{"reason", "ttft_target"}}), 2);
+  EXPECT_EQ(Find(fams, "swiftlet_refusals_total", {{"reason", "none"}}), nullptr);
+  EXPECT_EQ(fams.at("swiftlet_refusals_total").samples.size(), 6u);
+
+  const std::map<std::string, Family> other = Parse(FormatPrometheus(m, "x_"));
+  EXPECT_EQ(other.size(), 16u);
+  EXPECT_EQ(ValueOf(other, "x_requests_running"), 3);
+}
+
+TEST(PrometheusTextTest, ParserCatchesBrokenHistogram) {
+  // The checks above can fail: a non-cumulative histogram is caught.
+  const std::string bad =
+      "# HELP h_seconds h\n# TYPE h_seconds histogram\n"
+      "h_seconds_bucket{le=\"1\"} 3\nh_seconds_bucket{le=\"+Inf\"} 2\n"
+      "h_seconds_sum 1\nh_seconds_count 2\n";
+  const std::map<std::string, Family> fams = Parse(bad);
+  EXPECT_NONFATAL_FAILURE(CheckFamily("h_seconds", fams.at("h_seconds")), "not cumulative");
+}
+
+}  // namespace
+}  // namespace swiftlet::server
