@@ -6,10 +6,10 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build g++ clang libclang-rt-14-dev
-  libabsl-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libutf8proc-dev
+  libabsl-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-regex python3-jinja2 qemu-user
-  libboost-dev prometheus wrk
+  libboost-dev prometheus
 )
 
 missing=()

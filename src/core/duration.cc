@@ -1,9 +1,8 @@
 #include "core/duration.h"
 
-#include <cctype>
-#include <charconv>
-#include <cmath>
 #include <string>
+
+#include "absl/time/time.h"
 
 #include "core/str_cat.h"
 
@@ -13,23 +12,13 @@ absl::StatusOr<int64_t> ParseDuration(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(StrCat("duration '", text, "': ", why));
   };
-  size_t unit = 0;
-  while (unit < text.size() && (std::isdigit(static_cast<unsigned char>(text[unit])) || text[unit] == '.')) ++unit;
-  if (unit == 0) return bad("expected a number and a unit, such as 500ms or 2s");
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + unit, value);
-  if (ec != std::errc() || end != text.data() + unit) return bad("not a number");
-  const std::string_view suffix = text.substr(unit);
-  double scale = 0;
-  if (suffix == "ns") scale = 1;
-  else if (suffix == "us") scale = 1e3;
-  else if (suffix == "ms") scale = 1e6;
-  else if (suffix == "s") scale = 1e9;
-  else if (suffix == "m") scale = 60e9;
-  else return bad("unit must be ns, us, ms, s or m");
-  const double ns = value * scale;
-  if (!(ns >= 1) || ns > 24 * 3600e9) return bad("must be between 1ns and 24h");
-  return static_cast<int64_t>(std::llround(ns));
+  absl::Duration d;
+  if (text.empty() || !absl::ParseDuration(absl::string_view(text.data(), text.size()), &d) ||
+      d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return bad("expected a number and a unit (ns, us, ms, s, m, h), such as 500ms, 2s or 1m30s");
+  }
+  if (d < absl::Nanoseconds(1) || d > absl::Hours(24)) return bad("must be between 1ns and 24h");
+  return absl::ToInt64Nanoseconds(d);
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseDurationList(

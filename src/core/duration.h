@@ -1,5 +1,5 @@
 // Parsing of human durations and latency-target lists from flags and
-// config: "500ms", "2s", "1.5s", "250us", "30s"; "ttft=500ms,tpot=100ms".
+// config: "500ms", "2s", "1.5s", "250us", "1m30s"; "ttft=500ms,tpot=100ms".
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,9 @@
 
 namespace swiftlet {
 
-// Nanoseconds of a positive duration with a unit (ns, us, ms, s, m);
-// InvalidArgument naming the text otherwise. At most 24 hours.
+// Nanoseconds of a duration as absl::ParseDuration reads it (decimal numbers
+// each with a unit: ns, us, ms, s, m, h; "1m30s", "1.5s"), from 1ns to 24h;
+// InvalidArgument naming the text otherwise (also for "inf" and negatives).
 absl::StatusOr<int64_t> ParseDuration(std::string_view text);
 
 // "key=duration,key=duration"; keys must be in `allowed`, each at most once.

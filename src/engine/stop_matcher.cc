@@ -5,46 +5,10 @@
 
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "text/utf8.h"
 
 namespace swiftlet {
 namespace {
-
-// Well-formed UTF-8 per Unicode table 3-7: no overlong forms, no
-// surrogates, nothing past U+10FFFF.
-bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<uint8_t>(s[i]);
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    int extra = 0;
-    uint8_t lo = 0x80, hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) {
-      extra = 1;
-    } else if (b >= 0xe0 && b <= 0xef) {
-      extra = 2;
-      if (b == 0xe0) lo = 0xa0;
-      if (b == 0xed) hi = 0x9f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      extra = 3;
-      if (b == 0xf0) lo = 0x90;
-      if (b == 0xf4) hi = 0x8f;
-    } else {
-      return false;
-    }
-    if (s.size() - i - 1 < static_cast<size_t>(extra)) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto c = static_cast<uint8_t>(s[i + k]);
-      if (c < lo || c > hi) return false;
-      lo = 0x80;
-      hi = 0xbf;
-    }
-    i += 1 + extra;
-  }
-  return true;
-}
 
 std::vector<uint32_t> FailureFunction(std::string_view s) {
   std::vector<uint32_t> fail(s.size(), 0);

@@ -64,6 +64,10 @@ namespace internal {
 struct ServerCore {
   ServerCore(HttpServerOptions o, HttpHandler h) : options(std::move(o)), handler(std::move(h)) {}
 
+  ErrorBody ErrorBodyFor(int status, std::string_view message) const {
+    return options.error_body ? options.error_body(status, message) : PlainErrorBody(status, message);
+  }
+
   const HttpServerOptions options;
   const HttpHandler handler;
   asio::io_context ioc;
@@ -152,10 +156,10 @@ class Connection final : public internal::ConnectionPort,
   void Abandon(const std::shared_ptr<Exchange>& exchange) override {
     if (exchange != exchange_ || state_ == State::kClosed) return;
     if (exchange->Advance(Exchange::Phase::kIdle, Exchange::Phase::kFinished)) {
-      std::string body =
-          "{\"error\":{\"message\":\"the handler sent no response\",\"type\":\"server_error\","
-          "\"param\":null,\"code\":null}}";
-      Send(Outgoing{exchange, internal::OutgoingHead{500, {}, body.size()}, body, 0, true});
+      ErrorBody error = core_->ErrorBodyFor(500, "the handler sent no response");
+      Send(Outgoing{exchange,
+                    internal::OutgoingHead{500, Headers{{"Content-Type", error.content_type}}, error.body.size()},
+                    error.body, 0, true});
     } else {
       Close();  // A stream cannot be completed without its writer.
     }
@@ -305,7 +309,7 @@ class Connection final : public internal::ConnectionPort,
   void Answer(int status, std::string_view message) {
     state_ = State::kAnswering;
     timer_.cancel();
-    out_.push_back(Wire{nullptr, SerializeErrorResponse(status, message), 0, false});
+    out_.push_back(Wire{nullptr, SerializeErrorResponse(status, core_->ErrorBodyFor(status, message)), 0, false});
     ArmTimer(core_->options.write_timeout);
     StartWrite();
   }
@@ -417,7 +421,8 @@ void Accept(const std::shared_ptr<ServerCore>& core) {
     if (core->OpenCount() >= core->options.max_connections) {
       error_code ignored;
       socket.non_blocking(true, ignored);
-      static const std::string refusal = SerializeErrorResponse(503, "too many connections");
+      const std::string refusal =
+          SerializeErrorResponse(503, core->ErrorBodyFor(503, "too many connections"));
       asio::write(socket, asio::buffer(refusal), ignored);
       socket.shutdown(tcp::socket::shutdown_both, ignored);
       socket.close(ignored);

@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "http/message.h"
 #include "http/response_writer.h"
+#include "http/wire_format.h"
 
 namespace swiftlet::http {
 namespace internal {
@@ -59,6 +60,10 @@ struct HttpServerOptions {
   // answer instead of a reset.
   size_t linger_bytes = 256 << 10;
   std::chrono::milliseconds linger_timeout{1'000};
+  // The body of the transport's own error answers (400, 413, 431, 503, and
+  // 500 when a handler drops its writer); null: plain text. Called on I/O
+  // threads; must not throw.
+  ErrorBodyFn error_body;
 };
 
 using HttpHandler =

@@ -102,18 +102,14 @@ std::string SerializeRequestHead(std::string_view method, std::string_view targe
   return out;
 }
 
-std::string SerializeErrorResponse(int status, std::string_view message) {
-  std::string escaped;
-  for (char c : message) {
-    if (c == '"' || c == '\\') escaped.push_back('\\');
-    if (static_cast<unsigned char>(c) >= 0x20) escaped.push_back(c);
-  }
-  std::string body = StrCat("{\"error\":{\"message\":\"", escaped, "\",\"type\":\"",
-                            status >= 500 ? "server_error" : "invalid_request_error",
-                            "\",\"param\":null,\"code\":null}}");
-  return SerializeResponseHead(status, Headers{{"Content-Type", "application/json"}}, body.size(),
+ErrorBody PlainErrorBody(int /*status*/, std::string_view message) {
+  return {"text/plain; charset=utf-8", StrCat(message, "\n")};
+}
+
+std::string SerializeErrorResponse(int status, const ErrorBody& body) {
+  return SerializeResponseHead(status, Headers{{"Content-Type", body.content_type}}, body.body.size(),
                                false, false) +
-         body;
+         body.body;
 }
 
 void AppendChunk(std::string& out, std::string_view data) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,9 +36,20 @@ std::string SerializeRequestHead(std::string_view method, std::string_view targe
                                  std::string_view host, const Headers& headers,
                                  size_t body_size);
 
-// A whole error response the transport sends on its own (400, 413, 431,
-// 503 ...): OpenAI's error shape as a JSON body, then Connection: close.
-std::string SerializeErrorResponse(int status, std::string_view message);
+// The body of an error response the transport sends on its own (400, 413,
+// 431, 503 ...). Its shape is the application's: the server installs it
+// (HttpServerOptions::error_body); the transport knows no API.
+struct ErrorBody {
+  std::string content_type;
+  std::string body;
+};
+using ErrorBodyFn = std::function<ErrorBody(int status, std::string_view message)>;
+
+// The default: the message as plain text, with a newline.
+ErrorBody PlainErrorBody(int status, std::string_view message);
+
+// A whole error response: `body`, then Connection: close.
+std::string SerializeErrorResponse(int status, const ErrorBody& body);
 
 // Appends one chunk of chunked transfer encoding: "<hex size>\r\n<data>\r\n".
 // An empty `data` appends nothing (an empty chunk would end the body).

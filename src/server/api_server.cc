@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "http/server.h"
+#include "server/error_response.h"
 #include "server/openai_service.h"
 #include "server/request_log.h"
 
@@ -42,6 +43,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   ho.header_timeout = o.header_timeout;
   ho.body_timeout = o.body_timeout;
   ho.idle_timeout = o.idle_timeout;
+  ho.error_body = TransportErrorBody;
   OpenAiService* service = parts->service.get();
   parts->http = std::make_unique<http::HttpServer>(
       ho, [service](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {

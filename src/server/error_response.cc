@@ -11,6 +11,12 @@ int RespondError(http::ResponseWriter& writer, const absl::Status& status, http:
   return error.http_status;
 }
 
+http::ErrorBody TransportErrorBody(int http_status, std::string_view message) {
+  const api::ApiError error =
+      api::ApiErrorFromStatus(api::WithHttpStatus(absl::UnknownError(absl::string_view(message.data(), message.size())), http_status));
+  return {"application/json", api::SerializeError(error)};
+}
+
 void RespondJson(http::ResponseWriter& writer, int http_status, std::string body) {
   writer.Respond(http_status, http::Headers{{"Content-Type", "application/json"}}, std::move(body));
 }

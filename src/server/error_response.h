@@ -5,6 +5,7 @@
 #include "core/status.h"
 #include "http/message.h"
 #include "http/response_writer.h"
+#include "http/wire_format.h"
 
 namespace swiftlet::server {
 
@@ -12,6 +13,10 @@ namespace swiftlet::server {
 // sent. `status` must not be OK.
 int RespondError(http::ResponseWriter& writer, const absl::Status& status,
                  http::Headers extra = {});
+
+// The body of the transport's own error answers (413, 431, ...), in the
+// same shape: the hook the server installs as HttpServerOptions::error_body.
+http::ErrorBody TransportErrorBody(int http_status, std::string_view message);
 
 // A JSON response (Content-Type: application/json).
 void RespondJson(http::ResponseWriter& writer, int http_status, std::string body);

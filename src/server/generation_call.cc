@@ -5,19 +5,9 @@
 
 #include "api/errors.h"
 #include "server/error_response.h"
+#include "text/utf8.h"
 
 namespace swiftlet::server {
-namespace {
-
-// OpenAI's text_offset counts characters (code points), not bytes. The
-// detokenizer hands out valid UTF-8 only.
-int64_t Utf8Chars(std::string_view s) {
-  int64_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  return n;
-}
-
-}  // namespace
 
 class GenerationCall::Sink final : public RequestSink {
  public:
@@ -107,7 +97,8 @@ void GenerationCall::OnTokens(size_t prompt, const TokenEvent& event) {
   ChoiceState& c = choices_[static_cast<size_t>(index)];
   std::vector<api::TokenLogprob> logprobs;
   if (spec_.logprobs) logprobs = Logprobs(event, c.text_chars);
-  c.text_chars += Utf8Chars(event.text);
+  // OpenAI's text_offset counts characters (code points), not bytes.
+  c.text_chars += CountUtf8Chars(event.text);
   if (!spec_.stream || spec_.keep_text) c.text += event.text;
   if (!spec_.stream) {
     c.logprobs.insert(c.logprobs.end(), logprobs.begin(), logprobs.end());

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/str_cat.h"
+#include "text/utf8.h"
 
 namespace swiftlet {
 namespace {
@@ -81,17 +82,15 @@ Text Decode(std::string_view s) {
   t.offsets.reserve(s.size() + 1);
   size_t pos = 0;
   while (pos < s.size()) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(
-        reinterpret_cast<const utf8proc_uint8_t*>(s.data() + pos),
-        static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
+    char32_t cp = 0;
+    const size_t n = NextUtf8(s.substr(pos), &cp);
     t.offsets.push_back(pos);
-    if (n <= 0) {
+    if (n == 0) {
       t.cps.push_back(kInvalidByte);
       pos += 1;
     } else {
-      t.cps.push_back(static_cast<char32_t>(cp));
-      pos += static_cast<size_t>(n);
+      t.cps.push_back(cp);
+      pos += n;
     }
   }
   t.offsets.push_back(pos);

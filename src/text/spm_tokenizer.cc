@@ -6,6 +6,7 @@
 
 #include "core/str_cat.h"
 #include "gguf/gguf_file.h"
+#include "text/utf8.h"
 
 namespace swiftlet {
 namespace {
@@ -15,20 +16,8 @@ constexpr std::string_view kSpaceMarker = "\xe2\x96\x81";  // U+2581 "▁"
 // Length of the UTF-8 character at the start of `s`, or 1 when the bytes there
 // do not form a valid one (so invalid input still round-trips byte by byte).
 size_t Utf8CharLength(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  size_t len = 1;
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    len = 2;
-  } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    len = 3;
-  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    len = 4;
-  }
-  if (len > s.size()) return 1;
-  for (size_t i = 1; i < len; ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return 1;
-  }
-  return len;
+  const size_t n = NextUtf8(s);
+  return n == 0 ? 1 : n;
 }
 
 // "<0xAB>" -> 0xAB; -1 when `text` is not of that form.

@@ -8,6 +8,7 @@
 
 #include "core/str_cat.h"
 #include "gguf/gguf_file.h"
+#include "text/utf8.h"
 
 namespace swiftlet {
 namespace {
@@ -22,41 +23,11 @@ constexpr size_t kMaxWordChars = 100;
 std::vector<char32_t> DecodeUtf8(std::string_view s) {
   std::vector<char32_t> out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    size_t len = 0;
-    char32_t cp = 0;
-    if (b0 < 0x80) {
-      len = 1;
-      cp = b0;
-    } else if (b0 >= 0xc2 && b0 <= 0xdf) {
-      len = 2;
-      cp = b0 & 0x1f;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-      len = 3;
-      cp = b0 & 0x0f;
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-      len = 4;
-      cp = b0 & 0x07;
-    }
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xc0) != 0x80) ok = false;
-      cp = (cp << 6) | (b & 0x3f);
-    }
-    // Overlong three/four-byte forms, surrogates and values past U+10FFFF.
-    if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-               (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))) {
-      ok = false;
-    }
-    if (!ok) {
-      out.push_back(kReplacement);
-      ++i;
-      continue;
-    }
-    out.push_back(cp);
-    i += len;
+  while (!s.empty()) {
+    char32_t cp = kReplacement;
+    const size_t n = NextUtf8(s, &cp);
+    out.push_back(n == 0 ? kReplacement : cp);
+    s.remove_prefix(n == 0 ? 1 : n);
   }
   return out;
 }

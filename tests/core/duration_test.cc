@@ -12,10 +12,13 @@ TEST(DurationTest, ParsesUnits) {
   EXPECT_EQ(*ParseDuration("250us"), 250'000);
   EXPECT_EQ(*ParseDuration("7ns"), 7);
   EXPECT_EQ(*ParseDuration("2m"), 120'000'000'000);
+  EXPECT_EQ(*ParseDuration("1m30s"), 90'000'000'000);
+  EXPECT_EQ(*ParseDuration("5h"), int64_t{5} * 3600 * 1'000'000'000);
+  EXPECT_EQ(*ParseDuration("24h"), int64_t{24} * 3600 * 1'000'000'000);
 }
 
 TEST(DurationTest, RejectsWithTheText) {
-  for (const char* bad : {"", "ms", "5", "5h", "-1s", "0s", "1e3ms", "25h", "1.2.3s", "100000m"}) {
+  for (const char* bad : {"", "ms", "5", "-1s", "0s", "1e3ms", "25h", "1.2.3s", "100000m", "inf", "5 s", "1x"}) {
     auto d = ParseDuration(bad);
     EXPECT_FALSE(d.ok()) << bad;
     if (!d.ok()) {

@@ -129,6 +129,10 @@ TEST_F(ServerTest, MalformedRequestGets400AndClose) {
 TEST_F(ServerTest, BodyTooLargeIs413WithoutReadingIt) {
   HttpServerOptions o = FastOptions();
   o.max_body_bytes = 1024;
+  // The body of the transport's own answers is the application's.
+  o.error_body = [](int status, std::string_view message) {
+    return ErrorBody{"application/x-test", "{\"error\":\"" + std::to_string(status) + " " + std::string(message) + "\"}"};
+  };
   std::atomic<int> handled{0};
   StartServer(o, [&](HttpRequest r, std::shared_ptr<ResponseWriter> w) {
     ++handled;
@@ -140,7 +144,8 @@ TEST_F(ServerTest, BodyTooLargeIs413WithoutReadingIt) {
                        std::string(100, 'x')));
   ParsedResponse r = ReadResponse(raw, 2s);
   EXPECT_EQ(r.status, 413);
-  EXPECT_THAT(r.body, HasSubstr("\"error\""));
+  EXPECT_THAT(r.body, HasSubstr("{\"error\":\"413 "));
+  EXPECT_THAT(r.head, HasSubstr("Content-Type: application/x-test"));
   EXPECT_TRUE(raw.ReadUntilClosed(2s));
 
   // A chunked body that grows past the limit.
@@ -170,6 +175,9 @@ TEST_F(ServerTest, HeaderTooLargeIs431) {
   raw.Send(GetRequest("/", "X-Big: " + std::string(4000, 'h') + "\r\n"));
   ParsedResponse r = ReadResponse(raw, 2s);
   EXPECT_EQ(r.status, 431);
+  // No error_body hook: the transport's plain-text default.
+  EXPECT_THAT(r.head, HasSubstr("Content-Type: text/plain"));
+  EXPECT_EQ(r.body.back(), '\n');
   EXPECT_TRUE(raw.ReadUntilClosed(2s));
   // Just under the limit is fine.
   RawSocket ok = RawSocket::Connect(port());
