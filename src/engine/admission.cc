@@ -7,6 +7,7 @@
 #include "core/str_cat.h"
 #include "engine/engine.h"
 #include "engine/engine_internal.h"
+#include "engine/ttft_estimator.h"
 #include "model/model.h"
 
 namespace swiftlet {
@@ -14,6 +15,8 @@ namespace swiftlet {
 namespace {
 
 constexpr int32_t kMaxTopLogprobs = 20;
+// How far ahead the TTFT estimate simulates at most.
+constexpr int64_t kMaxEstimateHorizonNs = 60 * kNsPerSecond;
 
 }  // namespace
 
@@ -78,46 +81,72 @@ SubmitResult Engine::Admit(Request& request) {
   const int64_t need_blocks = (prompt + block - 1) / block +
                               o.n * ((max_len - prompt + block - 1) / block + 1);
 
-  std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](RefusalReason why, std::string message, int64_t retry_ns) {
     result.refused = why;
     result.message = std::move(message);
     result.retry_after_ms = std::max<int64_t>(1, (retry_ns + kNsPerMs - 1) / kNsPerMs);
     return result;
   };
-  const StepCostModel& cost = state_.cost;
-  // Steps are capped by the TPOT target of the running sequences (the
-  // interactive default stands for it: requests may only tighten it), so a
-  // step prefills at most that budget less one token per running sequence.
-  const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
-                                    state_.running, state_.cost);
-  const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
-  const int64_t drain_ns = static_cast<int64_t>(
-      std::ceil(static_cast<double>(state_.queued_prompt_tokens) / static_cast<double>(per_step)) *
-      cost.PredictNs(std::max(budget, state_.running), state_.running));
-  if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
-  if (state_.waiting >= config_.max_queue) {
-    return refuse(RefusalReason::kQueueFull, StrCat("queue full (", config_.max_queue, " requests)"),
-                  drain_ns);
+  EngineSnapshot snapshot;
+  QueuedRequest candidate;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const StepCostModel& cost = state_.cost;
+    // Time to work off the prefill backlog, for the Retry-After of the
+    // queue limits.
+    const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
+                                      state_.running, state_.cost);
+    const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
+    const int64_t drain_ns = static_cast<int64_t>(
+        std::ceil(static_cast<double>(state_.queued_prompt_tokens) / static_cast<double>(per_step)) *
+        cost.PredictNs(std::max(budget, state_.running), state_.running));
+    if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
+    if (state_.waiting >= config_.max_queue) {
+      return refuse(RefusalReason::kQueueFull, StrCat("queue full (", config_.max_queue, " requests)"),
+                    drain_ns);
+    }
+    if (state_.queued_prompt_tokens + prompt > config_.max_queued_tokens) {
+      return refuse(RefusalReason::kQueuedTokens,
+                    StrCat("prefill backlog full (", config_.max_queued_tokens, " tokens)"), drain_ns);
+    }
+    if (need_blocks > state_.kv_blocks_total) {
+      result.refused = RefusalReason::kKvMemory;
+      result.message = StrCat("the request needs up to ", need_blocks, " KV blocks; the cache holds ",
+                              state_.kv_blocks_total);
+      return result;
+    }
+    if (targets.ttft_ns > 0 && cost.per_token_ns > 0) {
+      snapshot = SnapshotLocked();
+      candidate = DescribeNew(request, targets);
+    }
   }
-  if (state_.queued_prompt_tokens + prompt > config_.max_queued_tokens) {
-    return refuse(RefusalReason::kQueuedTokens,
-                  StrCat("prefill backlog full (", config_.max_queued_tokens, " tokens)"), drain_ns);
-  }
-  if (need_blocks > state_.kv_blocks_total) {
-    result.refused = RefusalReason::kKvMemory;
-    result.message = StrCat("the request needs up to ", need_blocks, " KV blocks; the cache holds ",
-                            state_.kv_blocks_total);
-    return result;
-  }
-  if (targets.ttft_ns > 0 && cost.per_token_ns > 0) {
-    const int64_t estimate = EstimateTtftLocked(prompt, o.latency_class);
+  if (snapshot.cost.per_token_ns > 0) {
+    // Outside the lock: the engine thread publishes while this runs.
     const int64_t waited = clock_.NowNs() - request.received_ns;
-    if (estimate + waited > targets.ttft_ns) {
+    const int64_t left = targets.ttft_ns - waited;
+    // Simulated past the target too, so a refusal can say when to retry.
+    const int64_t horizon = std::min<int64_t>(2 * targets.ttft_ns, kMaxEstimateHorizonNs);
+    const TtftEstimate est = left > 0 ? EstimateTtft(snapshot, candidate, std::max(horizon, left))
+                                      : TtftEstimate{TtftEstimate::kNever};
+    if (est.ttft_ns > left) {
+      // KV: its blocks are neither free now nor given back in time by the
+      // requests ahead, though a slot would be.
+      const bool memory = est.waited_for_kv && !est.waited_for_slot;
+      const int64_t over = est.ttft_ns == TtftEstimate::kNever ? horizon : est.ttft_ns - left;
+      if (memory) {
+        return refuse(RefusalReason::kKvMemory,
+                      StrCat("the KV cache cannot hold the request's ", need_blocks,
+                             " blocks within its time to first token target of ", targets.ttft_ns / kNsPerMs,
+                             " ms"),
+                      over);
+      }
       return refuse(RefusalReason::kTtftTarget,
-                    StrCat("time to first token would be about ", estimate / kNsPerMs,
-                           " ms, over the target of ", targets.ttft_ns / kNsPerMs, " ms"),
-                    estimate + waited - targets.ttft_ns);
+                    est.ttft_ns == TtftEstimate::kNever
+                        ? StrCat("time to first token would be over ", horizon / kNsPerMs,
+                                 " ms, past the target of ", targets.ttft_ns / kNsPerMs, " ms")
+                        : StrCat("time to first token would be about ", (est.ttft_ns + waited) / kNsPerMs,
+                                 " ms, over the target of ", targets.ttft_ns / kNsPerMs, " ms"),
+                    over);
     }
   }
   auto a = std::make_unique<Active>();
@@ -126,6 +155,8 @@ SubmitResult Engine::Admit(Request& request) {
   a->ttft_deadline_ns = request.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
   a->request = std::move(request);
   result.id = a->id;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
   state_.waiting += 1;
   state_.queued_prompt_tokens += prompt;
   state_.expected_prefill_tokens += state_.prefill_share * static_cast<double>(prompt);
@@ -138,27 +169,90 @@ SubmitResult Engine::Admit(Request& request) {
   return result;
 }
 
-int64_t Engine::EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const {
-  // Steps are capped by the TPOT target of the running sequences (the
-  // interactive default stands for it: requests may only tighten it), so a
-  // step prefills at most that budget less one token per running sequence.
-  const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
-                                    state_.running, state_.cost);
-  const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
-  // What the prefix cache will supply is not computed: the queue's known
-  // remainder, and the recent share for prompts not yet looked up.
-  const double ahead = latency_class == LatencyClass::kInteractive ? state_.expected_interactive_prefill_tokens
-                                                                   : state_.expected_prefill_tokens;
-  const double work = std::max(1.0, ahead + state_.prefill_share * static_cast<double>(prompt_tokens));
-  const double steps = std::ceil(work / static_cast<double>(per_step));
-  const int64_t step_tokens =
-      std::min<int64_t>(budget, state_.running + static_cast<int64_t>(std::ceil(work)));
-  return static_cast<int64_t>(steps * state_.cost.PredictNs(step_tokens, state_.running));
+QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& targets) const {
+  QueuedRequest q;
+  q.latency_class = r.options.latency_class;
+  q.ttft_deadline_ns = r.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
+  q.order = INT64_MAX;
+  q.prompt_tokens = static_cast<int64_t>(r.prompt.size());
+  q.prefill_tokens = std::max<int64_t>(
+      1, std::llround(state_.prefill_share * static_cast<double>(r.prompt.size())));
+  q.n = r.options.n;
+  q.decode_tokens = std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
+  q.tpot_target_ns = targets.tpot_ns;
+  return q;
+}
+
+QueuedRequest Engine::Describe(const Active& a) const {
+  QueuedRequest q;
+  const RequestOptions& o = a.request.options;
+  const int64_t block = config_.kv_block_tokens;
+  q.latency_class = o.latency_class;
+  q.ttft_deadline_ns = a.ttft_deadline_ns;
+  q.order = a.order;
+  q.started = a.HasSequences();
+  q.prompt_tokens = static_cast<int64_t>(a.request.prompt.size());
+  q.tpot_target_ns = a.targets.tpot_ns;
+  int32_t alive = 0;
+  int64_t remaining = 0;
+  for (const Choice& c : a.choices) {
+    if (c.finished) continue;
+    ++alive;
+    remaining = std::max<int64_t>(remaining, std::min<int64_t>(o.max_tokens - c.n_output,
+                                                             context_ - static_cast<int64_t>(c.tokens.size())));
+    if (c.seq >= 0) {
+      const int64_t own = &c == &a.choices.front() ? c.computed : c.computed - q.prompt_tokens;
+      q.kv_blocks += (std::max<int64_t>(0, own) + block - 1) / block;
+    }
+  }
+  // Decoding: every live choice holds its sequence. Otherwise (waiting,
+  // prefilling, or preempted and to be recomputed) the first choice's
+  // tokens still to compute, less what the prefix cache will likely give.
+  const Choice& first = a.choices.front();
+  q.prompt_done = a.prompt_done && q.started &&
+                  static_cast<int64_t>(first.tokens.size()) - first.computed <= 1;
+  q.cached_tokens = first.seq >= 0 ? first.computed : 0;
+  if (q.prompt_done) {
+    q.n = std::max<int32_t>(1, alive);
+    q.decode_tokens = remaining;
+  } else {
+    const int64_t left = static_cast<int64_t>(first.tokens.size()) - first.computed;
+    q.prefill_tokens = q.started ? left : std::llround(state_.prefill_share * static_cast<double>(left));
+    q.prefill_tokens = std::max<int64_t>(1, q.prefill_tokens);
+    q.n = a.prompt_done ? std::max<int32_t>(1, alive) : o.n;
+    q.decode_tokens = a.prompt_done ? remaining : std::min<int64_t>(o.max_tokens, context_ - q.prompt_tokens);
+  }
+  return q;
+}
+
+EngineSnapshot Engine::SnapshotLocked() const {
+  EngineSnapshot s;
+  s.requests = state_.requests;
+  for (const auto& p : incoming_) s.requests.push_back(DescribeNew(p->request, p->targets));
+  s.limits.step_tokens = config_.scheduler.step_tokens;
+  s.limits.chunk_tokens = config_.scheduler.chunk_tokens;
+  s.limits.max_running = config_.max_running;
+  s.limits.kv_block_tokens = config_.kv_block_tokens;
+  s.limits.kv_blocks_available = state_.kv_blocks_available;
+  s.cost = state_.cost;
+  return s;
 }
 
 int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return EstimateTtftLocked(std::max<int64_t>(1, prompt_tokens), latency_class);
+  Request probe;
+  probe.prompt.assign(static_cast<size_t>(std::max<int64_t>(1, prompt_tokens)), 0);
+  probe.options.latency_class = latency_class;
+  probe.options.max_tokens = 1;
+  probe.received_ns = clock_.NowNs();
+  EngineSnapshot snapshot;
+  QueuedRequest candidate;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot = SnapshotLocked();
+    candidate = DescribeNew(probe, TargetsFor(probe.options));
+  }
+  const TtftEstimate est = EstimateTtft(snapshot, candidate, kMaxEstimateHorizonNs);
+  return std::min(est.ttft_ns, kMaxEstimateHorizonNs);
 }
 
 void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs) {
@@ -209,6 +303,10 @@ void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int6
     if (interactive) queued_interactive += n;
     expected += share * static_cast<double>(n);
     if (interactive) expected_interactive += share * static_cast<double>(n);
+  }
+  state_.requests.clear();
+  for (const auto& p : active_) {
+    if (!p->completed) state_.requests.push_back(Describe(*p));
   }
   state_.waiting = waiting;
   state_.running = running;

@@ -73,9 +73,11 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
 Engine::~Engine() { Stop(); }
 
 void Engine::Start() {
-  // Calibrate the step cost model with two forward passes (a prefill chunk
-  // and a single token) on a scratch sequence, so admission has figures
-  // before the first real step.
+  Calibrate();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Engine::Calibrate() {
   const int64_t chunk = std::min<int64_t>(config_.scheduler.chunk_tokens, context_ - 1);
   auto seq = parts_->kv.CreateSequence();
   if (seq.ok() && parts_->kv.Reserve(*seq, chunk + 1).ok()) {
@@ -86,10 +88,12 @@ void Engine::Start() {
     }
     const int64_t t0 = clock_.NowNs();
     const bool ok1 = model_.Forward(b, parts_->kv, parts_->fwd, parts_->out).ok();
+    if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(b.size());
     const int64_t t1 = clock_.NowNs();
     Batch one;
     one.Add(0, static_cast<int32_t>(chunk), *seq, true);
     const bool ok2 = model_.Forward(one, parts_->kv, parts_->fwd, parts_->out).ok();
+    if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(1);
     const int64_t t2 = clock_.NowNs();
     if (ok1 && ok2 && chunk > 1) {
       const double per_token = std::max(0.0, static_cast<double>((t1 - t0) - (t2 - t1)) /
@@ -100,7 +104,6 @@ void Engine::Start() {
     }
   }
   if (seq.ok()) (void)parts_->kv.Free(*seq);
-  thread_ = std::thread([this] { Loop(); });
 }
 
 void Engine::Stop() {

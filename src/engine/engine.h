@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -37,6 +38,7 @@
 #include "engine/metrics.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
+#include "engine/ttft_estimator.h"
 
 namespace swiftlet {
 
@@ -58,6 +60,10 @@ struct EngineConfig {
   LatencyTargets slo_batch{30 * kNsPerSecond, 0};
   bool prefix_cache = true;
   const Clock* clock = nullptr;       // null: SystemClock()
+  // Called after every forward pass with its token count, before the clock
+  // is read again: a test on a FakeClock advances it here by a scripted
+  // step cost, so measured costs, estimates and latencies are exact.
+  std::function<void(int64_t tokens)> forward_hook_for_testing;
 };
 
 // What the loop publishes after each step, for admission and /load.
@@ -80,6 +86,9 @@ struct EngineState {
   int64_t prefix_queries_tokens = 0;
   int64_t prefix_hits_tokens = 0;
   int64_t computed_tokens = 0;                   // fed to Forward, all time
+  // Every request the loop holds, as the TTFT estimator sees it
+  // (engine/ttft_estimator.h), after the last step.
+  std::vector<QueuedRequest> requests;
 };
 
 class Engine final : public RequestQueue {
@@ -90,7 +99,12 @@ class Engine final : public RequestQueue {
                                                         const EngineConfig& config);
   ~Engine() override;
 
-  // Starts the engine thread (after a short calibration forward pass).
+  // Measures the step cost model with two forward passes (a prefill chunk
+  // and a single token) on a scratch sequence, so admission has figures
+  // before the first real step. Start calls it; tests that step by hand
+  // call it themselves. Not while the engine thread runs.
+  void Calibrate();
+  // Starts the engine thread (after Calibrate).
   void Start();
   // Stops accepting, cancels what is left, joins the thread.
   void Stop();
@@ -100,9 +114,9 @@ class Engine final : public RequestQueue {
 
   EngineState state() const;
   // Time to first token the loop's measured step costs predict for a new
-  // request of `prompt_tokens` behind the work queued now (what admission
-  // compares with the TTFT target; /load reports it). 0 before the first
-  // measurement. Thread-safe.
+  // request of `prompt_tokens` and one output token behind the work held
+  // now, by the simulation admission runs (engine/ttft_estimator.h); /load
+  // reports it. 0 before the first measurement; at most 60 s. Thread-safe.
   int64_t EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const;
   // Histograms and counters for /metrics; thread-safe to read.
   const EngineMetrics& metrics() const { return metrics_; }
@@ -130,9 +144,13 @@ class Engine final : public RequestQueue {
   void TakeIncoming();
   void ApplyCancellations();
   bool EnsureSequences(Active& a);
-  bool Reserve(Choice& c, int64_t new_length, const Active& owner);
-  bool PreemptVictim(const Active* keep);
+  bool Reserve(Choice& c, int64_t new_length, const Active& owner, bool for_decode);
+  bool PreemptVictim(const Active& owner, bool for_decode);
   void Preempt(Active& a);
+  // Frees a request's sequences (it waits again) without counting a
+  // preemption.
+  void Unstart(Active& a);
+  int64_t RunningSequences() const;
   void Sample(Active& a, Choice& c, const float* logits, int64_t now);
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
@@ -142,7 +160,11 @@ class Engine final : public RequestQueue {
   void Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs);
   absl::Status Validate(const Request& r) const;
   SubmitResult Admit(Request& request);
-  int64_t EstimateTtftLocked(int64_t prompt_tokens, LatencyClass latency_class) const;  // Requires mu_.
+  // The estimator's view of an admitted request, and of one not taken by
+  // the loop yet (both require mu_), and the whole snapshot.
+  QueuedRequest Describe(const Active& a) const;
+  QueuedRequest DescribeNew(const Request& r, const LatencyTargets& targets) const;
+  EngineSnapshot SnapshotLocked() const;
   LatencyTargets TargetsFor(const RequestOptions& o) const;
 
   const Model& model_;

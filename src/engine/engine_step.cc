@@ -9,32 +9,54 @@
 
 namespace swiftlet {
 
-// Victims in order: batch before interactive, most recently admitted first.
-bool Engine::PreemptVictim(const Active* keep) {
+namespace {
+
+// Lower is more important.
+int ClassRank(const Request& r) { return r.options.latency_class == LatencyClass::kInteractive ? 0 : 1; }
+
+}  // namespace
+
+// Preemption by class, then deadline (DESIGN.md): a victim is never of a
+// higher class than the request that needs the room. A prefill takes room
+// only from a lower class; a decode also from its own class, from the
+// request with the latest TTFT deadline after its own (then the most
+// recently admitted). Among those, the lowest class and latest deadline go
+// first. Their blocks go back and they are recomputed later (their prompt
+// blocks usually come straight back from the prefix cache).
+bool Engine::PreemptVictim(const Active& owner, bool for_decode) {
+  const int owner_rank = ClassRank(owner.request);
+  auto later = [](const Active& x, const Active& y) {
+    return x.ttft_deadline_ns != y.ttft_deadline_ns ? x.ttft_deadline_ns > y.ttft_deadline_ns
+                                                    : x.order > y.order;
+  };
   Active* victim = nullptr;
   for (auto& p : active_) {
     Active* a = p.get();
-    if (a == keep || a->completed || !a->HasSequences()) continue;
-    if (victim == nullptr) {
+    if (a == &owner || a->completed || !a->HasSequences()) continue;
+    const int rank = ClassRank(a->request);
+    const bool eligible = rank > owner_rank || (for_decode && rank == owner_rank && later(*a, owner));
+    if (!eligible) continue;
+    if (victim == nullptr || rank > ClassRank(victim->request) ||
+        (rank == ClassRank(victim->request) && later(*a, *victim))) {
       victim = a;
-      continue;
     }
-    const bool a_batch = a->request.options.latency_class == LatencyClass::kBatch;
-    const bool v_batch = victim->request.options.latency_class == LatencyClass::kBatch;
-    if (a_batch != v_batch ? a_batch : a->order > victim->order) victim = a;
   }
   if (victim == nullptr) return false;
   Preempt(*victim);
   return true;
 }
 
-void Engine::Preempt(Active& a) {
+void Engine::Unstart(Active& a) {
   for (Choice& c : a.choices) {
     if (c.seq >= 0) (void)parts_->kv.Free(c.seq);
     c.seq = -1;
     c.computed = 0;
     c.feed = 0;
   }
+}
+
+void Engine::Preempt(Active& a) {
+  Unstart(a);
   metrics_.preemptions_total.Add();
   std::lock_guard<std::mutex> lock(mu_);
   state_.preemptions += 1;
@@ -69,11 +91,19 @@ bool Engine::EnsureSequences(Active& a) {
   return true;
 }
 
-bool Engine::Reserve(Choice& c, int64_t new_length, const Active& owner) {
+bool Engine::Reserve(Choice& c, int64_t new_length, const Active& owner, bool for_decode) {
   while (true) {
     if (parts_->kv.Reserve(c.seq, new_length).ok()) return true;
-    if (!PreemptVictim(&owner)) return false;
+    if (!PreemptVictim(owner, for_decode)) return false;
   }
+}
+
+int64_t Engine::RunningSequences() const {
+  int64_t running = 0;
+  for (const auto& p : active_) {
+    for (const Choice& c : p->choices) running += c.seq >= 0;
+  }
+  return running;
 }
 
 bool Engine::Step() {
@@ -84,6 +114,26 @@ bool Engine::Step() {
     Publish(0, 0, 0, 0);
     return false;
   }
+  for (auto& p : active_) {
+    for (Choice& c : p->choices) c.feed = 0;
+  }
+  // Decodes first, in admission order: each decoding sequence gets its
+  // token, taking blocks from lower classes (or later deadlines) when the
+  // cache is full; with nothing to take, the request preempts itself and
+  // is recomputed later.
+  for (auto& p : active_) {
+    Active& a = *p;
+    if (a.cancelled || !a.prompt_done) continue;
+    for (Choice& c : a.choices) {
+      if (c.finished || c.seq < 0 || static_cast<int64_t>(c.tokens.size()) - c.computed != 1) continue;
+      if (!Reserve(c, c.computed + 1, a, /*for_decode=*/true)) {
+        Preempt(a);
+        break;
+      }
+      c.feed = 1;
+    }
+  }
+
   // Demands per unfinished choice, in admission order.
   struct Slot {
     Active* a;
@@ -91,15 +141,13 @@ bool Engine::Step() {
   };
   std::vector<Slot> slots;
   std::vector<SequenceDemand> demands;
-  int64_t running = 0;
   for (auto& p : active_) {
+    if (p->cancelled) continue;
     for (Choice& c : p->choices) {
       if (c.finished) continue;
-      if (c.seq >= 0) ++running;
       SequenceDemand d;
-      const int64_t pending = static_cast<int64_t>(c.tokens.size()) - c.computed;
-      d.decoding = c.seq >= 0 && p->prompt_done && pending == 1;
-      d.pending_tokens = pending;
+      d.decoding = c.feed == 1 && c.seq >= 0 && p->prompt_done;
+      d.pending_tokens = static_cast<int64_t>(c.tokens.size()) - c.computed;
       d.latency_class = p->request.options.latency_class;
       d.ttft_deadline_ns = p->ttft_deadline_ns;
       d.arrival_order = p->order;
@@ -113,37 +161,38 @@ bool Engine::Step() {
     std::lock_guard<std::mutex> lock(mu_);
     cost = state_.cost;
   }
-  const StepPlan plan = PlanStep(demands, config_.scheduler, cost);
-
-  // Reserve KV for every planned feed, decodes first (the plan lists them
-  // in admission order), creating sequences for requests that start now.
-  for (size_t i = 0; i < slots.size(); ++i) slots[i].c->feed = 0;
-  auto reserve_all = [&](bool decodes) {
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (plan.tokens[i] == 0 || demands[i].decoding != decodes) continue;
-      Active& a = *slots[i].a;
-      Choice& c = *slots[i].c;
-      if (c.finished || a.cancelled) continue;
-      if (c.seq < 0) {
-        if (running >= config_.max_running) continue;
-        if (!EnsureSequences(a)) continue;
-        for (const Choice& x : a.choices) running += x.seq >= 0 && &x != &c;
-        ++running;
+  // Prefill in the scheduler's order; a request that cannot start (no slot
+  // of max_running, no blocks) passes its share of the budget on.
+  int64_t running = RunningSequences();
+  auto feed = [&](size_t i, int64_t tokens) -> int64_t {
+    Active& a = *slots[i].a;
+    Choice& c = *slots[i].c;
+    bool started_now = false;
+    if (c.seq < 0) {
+      if (running >= config_.max_running) return 0;
+      if (!EnsureSequences(a)) {
+        Unstart(a);
+        running = RunningSequences();
+        return 0;
       }
-      const int64_t want = std::min<int64_t>(plan.tokens[i], static_cast<int64_t>(c.tokens.size()) - c.computed);
-      if (want <= 0) continue;
-      if (!Reserve(c, c.computed + want, a)) {
-        // Nothing left to preempt: a decode preempts its own request and
-        // retries later; a prefill simply waits.
-        if (decodes) Preempt(a);
-        continue;
-      }
-      c.feed = want;
-      if (a.first_prefill_ns < 0) a.first_prefill_ns = clock_.NowNs();
+      started_now = true;
+      running = RunningSequences();
     }
+    const int64_t want = std::min<int64_t>(tokens, static_cast<int64_t>(c.tokens.size()) - c.computed);
+    if (want <= 0) return 0;
+    if (!Reserve(c, c.computed + want, a, /*for_decode=*/false)) {
+      if (started_now) {
+        // Back to waiting, so it holds no slot it cannot use.
+        Unstart(a);
+        running = RunningSequences();
+      }
+      return 0;
+    }
+    c.feed = want;
+    if (a.first_prefill_ns < 0) a.first_prefill_ns = clock_.NowNs();
+    return want;
   };
-  reserve_all(true);
-  reserve_all(false);
+  (void)PlanStep(demands, config_.scheduler, cost, feed);
 
   // The batch: each fed choice's next tokens; the last position of a
   // choice's known tokens wants logits.
@@ -171,6 +220,7 @@ bool Engine::Step() {
   }
   const int64_t t0 = clock_.NowNs();
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
+  if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
   const int64_t now = clock_.NowNs();
   if (!st.ok()) {
     // A bug or a bad request that slipped through: fail what was in the step.

@@ -19,7 +19,7 @@ int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decode
 }
 
 StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
-                  const StepCostModel& cost) {
+                  const StepCostModel& cost, const FeedFn& feed) {
   StepPlan plan;
   plan.tokens.assign(demands.size(), 0);
   int64_t decodes = 0;
@@ -48,7 +48,8 @@ StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerCon
   });
   for (size_t i : order) {
     if (left <= 0) break;
-    const int64_t n = std::min({demands[i].pending_tokens, config.chunk_tokens, left});
+    int64_t n = std::min({demands[i].pending_tokens, config.chunk_tokens, left});
+    if (feed) n = std::clamp<int64_t>(feed(i, n), 0, n);
     plan.tokens[i] = n;
     left -= n;
   }

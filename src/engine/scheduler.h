@@ -6,13 +6,15 @@
 //   1. every decoding sequence gets its one token;
 //   2. the rest of the step's token budget goes to prefill chunks, in order
 //      of class (interactive first), then earliest TTFT deadline, then
-//      arrival; a sequence gets at most chunk_tokens per step;
+//      arrival; a sequence gets at most chunk_tokens per step; one that
+//      cannot run now (no slot, no KV) passes its share to the next;
 //   3. the budget is capped so the predicted step time stays within the
 //      tightest time-per-token target among the decoding sequences (never
 //      below the decode tokens themselves: those are never dropped).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/request.h"
@@ -69,7 +71,14 @@ inline constexpr double kStepTimeHeadroom = 0.85;
 int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decodes,
                    const StepCostModel& cost);
 
+// Asked, in prefill order, to feed demand `i` up to `tokens` tokens (which
+// may need a KV slot and blocks); returns how many it fed. 0 passes the
+// budget to the next demand, so no planned token is left to a sequence
+// that cannot run.
+using FeedFn = std::function<int64_t(size_t i, int64_t tokens)>;
+
+// The step's plan. Without `feed`, every prefill is taken to run as planned.
 StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
-                  const StepCostModel& cost);
+                  const StepCostModel& cost, const FeedFn& feed = nullptr);
 
 }  // namespace swiftlet

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,10 @@ struct HttpRequest {
   std::string body;    // Whole body (Content-Length or chunked, decoded)
   int version = 11;    // 10 or 11
   std::string remote_address;  // "ip:port" of the peer
+  // When the server began to read this request (its first bytes were
+  // there): steady_clock nanoseconds since its epoch, the scale of
+  // core/clock.h's SystemClock. Time to first token counts from here.
+  int64_t received_ns = 0;
 };
 
 }  // namespace swiftlet::http

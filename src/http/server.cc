@@ -235,6 +235,10 @@ class Connection final : public internal::ConnectionPort,
   void StartHeader() {
     state_ = State::kReading;
     requests_seen_ = true;
+    // The request's first bytes are here (or were pipelined earlier).
+    received_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(
         std::min<size_t>(core_->options.max_header_bytes, UINT32_MAX)));
@@ -293,6 +297,7 @@ class Connection final : public internal::ConnectionPort,
     request.body = std::move(message.body());
     request.version = static_cast<int>(message.version());
     request.remote_address = remote_;
+    request.received_ns = received_ns_;
     keep_alive_ = message.keep_alive();
     head_request_ = message.method() == bhttp::verb::head;
     version11_ = message.version() >= 11;
@@ -404,6 +409,7 @@ class Connection final : public internal::ConnectionPort,
   bool head_request_ = false;
   bool version11_ = true;
   bool requests_seen_ = false;
+  int64_t received_ns_ = 0;  // The current request's, see HttpRequest::received_ns.
   char linger_buf_[4096];
 };
 

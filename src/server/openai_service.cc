@@ -63,6 +63,13 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("GET", "/metrics", bind(&OpenAiService::Metrics));
 }
 
+int64_t OpenAiService::ReceivedNs(const http::HttpRequest& request) const {
+  // The transport's stamp is on the system clock; an engine on a test clock
+  // counts from the handler instead.
+  if (engine_.config().clock == nullptr && request.received_ns > 0) return request.received_ns;
+  return NowNs();
+}
+
 int64_t OpenAiService::NowNs() const {
   const Clock* clock = engine_.config().clock;
   return (clock != nullptr ? *clock : SystemClock()).NowNs();
@@ -78,7 +85,7 @@ uint64_t OpenAiService::NextSeed() {
 }
 
 void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const Router::Match match = router_.Find(request.method, request.path);
   if (match.handler == nullptr) {
     if (!match.allow.empty()) {
@@ -172,7 +179,7 @@ absl::StatusOr<std::vector<int32_t>> OpenAiService::ChatTokens(
 }
 
 void OpenAiService::Completions(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/completions";
   auto parsed = api::ParseCompletionRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
@@ -196,7 +203,7 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer)
 }
 
 void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/chat/completions";
   auto parsed = api::ParseChatCompletionRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
@@ -217,7 +224,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
                              GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
                              const api::GenerationOptions& options, int32_t top_logprobs,
                              std::string prompt_text) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const bool chat = endpoint == GenerationEndpoint::kChat;
   const std::string route = chat ? "/v1/chat/completions" : "/v1/completions";
   // Options per prompt (max_tokens defaults depend on the prompt's length).
@@ -291,7 +298,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
 }
 
 void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/embeddings";
   auto parsed = api::ParseEmbeddingRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
@@ -342,13 +349,13 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) 
 }
 
 void OpenAiService::Models(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   RespondJson(*writer, 200, api::SerializeModelList({{config_.model_name, created_, "swiftlet"}}));
   Answered(request, "/v1/models", 200, start);
 }
 
 void OpenAiService::ModelById(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string_view id = std::string_view(request.path).substr(std::string_view("/v1/models/").size());
   if (id != config_.model_name) {
     return void(Fail(request, "/v1/models/{id}", writer, CheckModel(std::string(id)), start));
@@ -360,7 +367,7 @@ void OpenAiService::ModelById(const http::HttpRequest& request, Writer writer) {
 }
 
 void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string route = "/tokenize";
   auto parsed = api::ParseTokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
@@ -380,7 +387,7 @@ void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
 }
 
 void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const std::string route = "/detokenize";
   auto parsed = api::ParseDetokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
@@ -401,13 +408,13 @@ void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) 
 }
 
 void OpenAiService::Health(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   RespondJson(*writer, 200, R"({"status":"ok"})");
   Answered(request, "/health", 200, start);
 }
 
 void OpenAiService::Ready(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   if (draining_.load(std::memory_order_acquire)) {
     return void(Fail(request, "/ready", writer, absl::UnavailableError("the server is shutting down"),
                      start));
@@ -417,7 +424,7 @@ void OpenAiService::Ready(const http::HttpRequest& request, Writer writer) {
 }
 
 void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
-  const int64_t start = NowNs();
+  const int64_t start = ReceivedNs(request);
   const EngineState s = engine_.state();
   const int64_t used = s.kv_blocks_total - s.kv_blocks_available;
   nlohmann::ordered_json j;
@@ -436,7 +443,8 @@ void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
 void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer) {
   // Counted before formatting, so a scrape sees itself.
   metrics_.CountRequest("/metrics", 200);
-  std::string body = metrics_.Format(engine_.metrics(), config_.model_name, connections_ ? connections_() : 0);
+  std::string body = metrics_.Format(engine_.metrics(), config_.model_name, connections_ ? connections_() : 0,
+                                     log_.dropped());
   writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                   std::move(body));
 }

@@ -104,6 +104,9 @@ class OpenAiService {
   std::string NextId(std::string_view prefix);
   uint64_t NextSeed();
   int64_t NowNs() const;
+  // When the request was received (its first byte read), for every
+  // latency the service reports: the engine's TTFT counts from here.
+  int64_t ReceivedNs(const http::HttpRequest& request) const;
 
   const Tokenizer& tokenizer_;
   const absl::StatusOr<ChatTemplate> chat_;

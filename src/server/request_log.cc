@@ -47,13 +47,16 @@ std::string RequestLog::Format(const RequestLogEntry& e) const {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+RequestLog::RequestLog(std::FILE* out, bool log_content, size_t max_queued_bytes)
+    : log_content_(log_content),
+      enabled_(out != nullptr),
+      writer_(out != nullptr ? fileno(out) : -1, max_queued_bytes) {
+  // What stdio already holds for the descriptor goes first.
+  if (out != nullptr) std::fflush(out);
+}
+
 void RequestLog::Write(const RequestLogEntry& entry) {
-  if (out_ == nullptr) return;
-  std::string line = Format(entry);
-  line += '\n';
-  std::lock_guard<std::mutex> lock(mu_);
-  std::fwrite(line.data(), 1, line.size(), out_);
-  std::fflush(out_);
+  if (enabled_) writer_.Write(Format(entry));
 }
 
 }  // namespace swiftlet::server

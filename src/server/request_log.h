@@ -2,13 +2,19 @@
 // endpoint, status, tokens in and out, queue time, TTFT and total time.
 // Prompt and output text only when the operator asks (--log-content).
 //
-// Thread-safe: each line is written with one call under a mutex.
+// Lines go out through an AsyncLineWriter (core/async_line_writer.h): Write
+// only formats and queues, so the engine thread that completes a request
+// never waits on stderr; when the queue is full the line is dropped and
+// counted (swiftlet_log_lines_dropped_total).
+//
+// Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <string>
+
+#include "core/async_line_writer.h"
 
 namespace swiftlet::server {
 
@@ -30,18 +36,21 @@ struct RequestLogEntry {
 
 class RequestLog {
  public:
-  // `out` is not owned; null disables the log.
-  RequestLog(std::FILE* out, bool log_content) : out_(out), log_content_(log_content) {}
+  // `out` is not owned; null disables the log. At most `max_queued_bytes`
+  // wait to be written.
+  RequestLog(std::FILE* out, bool log_content, size_t max_queued_bytes = size_t{1} << 20);
 
   bool log_content() const { return log_content_; }
   void Write(const RequestLogEntry& entry);
   // The line Write would print (no newline), for tests.
   std::string Format(const RequestLogEntry& entry) const;
+  // Lines dropped because the output did not keep up.
+  uint64_t dropped() const { return writer_.dropped(); }
 
  private:
-  std::FILE* const out_;
   const bool log_content_;
-  std::mutex mu_;
+  const bool enabled_;
+  AsyncLineWriter writer_;
 };
 
 }  // namespace swiftlet::server

@@ -46,7 +46,7 @@ uint64_t ProcessResidentBytes() {
 }
 
 std::string ServerMetrics::Format(const EngineMetrics& engine, std::string_view model_name,
-                                  size_t open_connections) const {
+                                  size_t open_connections, uint64_t log_lines_dropped) const {
   std::string out = FormatPrometheus(engine);
   out += "# HELP swiftlet_http_requests_total HTTP requests answered, by endpoint and status.\n";
   out += "# TYPE swiftlet_http_requests_total counter\n";
@@ -60,6 +60,10 @@ std::string ServerMetrics::Format(const EngineMetrics& engine, std::string_view 
   out += "# HELP swiftlet_http_connections_open HTTP connections open now.\n";
   out += "# TYPE swiftlet_http_connections_open gauge\n";
   out += StrCat("swiftlet_http_connections_open ", open_connections, "\n");
+  out += "# HELP swiftlet_log_lines_dropped_total Request log lines dropped because the log output "
+         "did not keep up.\n";
+  out += "# TYPE swiftlet_log_lines_dropped_total counter\n";
+  out += StrCat("swiftlet_log_lines_dropped_total ", log_lines_dropped, "\n");
   out += "# HELP swiftlet_process_resident_memory_bytes Resident memory of the server process.\n";
   out += "# TYPE swiftlet_process_resident_memory_bytes gauge\n";
   out += StrCat("swiftlet_process_resident_memory_bytes ", ProcessResidentBytes(), "\n");

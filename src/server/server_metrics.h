@@ -26,7 +26,7 @@ class ServerMetrics {
 
   // The whole /metrics page: the engine's metrics, then the server's.
   std::string Format(const EngineMetrics& engine, std::string_view model_name,
-                     size_t open_connections) const;
+                     size_t open_connections, uint64_t log_lines_dropped) const;
 
  private:
   mutable std::mutex mu_;

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "engine_test_util.h"
 #include "kv/kv_cache.h"
 #include "kv/paged_kv_cache.h"
 #include "model/forward_context.h"
@@ -19,37 +20,6 @@
 
 namespace swiftlet {
 namespace {
-
-struct Loaded {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
-const Loaded& TinyModel() {
-  static Loaded* loaded = [] {
-    RandomModelSpec spec = *RandomModelPreset("tiny");
-    spec.n_embd = 128;
-    spec.n_layer = 2;
-    spec.n_head = 4;
-    spec.n_head_kv = 2;
-    spec.n_ff = 256;
-    spec.n_ctx = 512;
-    spec.weights = *ParseQuantTarget("Q8_0");
-    // ctest runs each test case as its own process, in parallel: one file
-    // per process, or they overwrite each other's.
-    const std::string path = ::testing::TempDir() + "/engine_tiny." + std::to_string(::getpid()) + ".gguf";
-    EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
-    auto* l = new Loaded;
-    auto m = Model::Load(path);
-    EXPECT_TRUE(m.ok()) << m.status();
-    l->model = std::move(*m);
-    auto t = Tokenizer::FromGguf(l->model->file());
-    EXPECT_TRUE(t.ok()) << t.status();
-    l->tokenizer = std::move(*t);
-    return l;
-  }();
-  return *loaded;
-}
 
 // Greedy decoding written straight against Model::Forward.
 std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) {
@@ -73,30 +43,6 @@ std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) 
   }
   return result;
 }
-
-// Records everything a request hears.
-struct Recorder final : RequestSink {
-  std::map<int32_t, std::vector<int32_t>> ids;
-  std::map<int32_t, std::string> text;
-  std::map<int32_t, FinishReason> finish;
-  std::map<int32_t, int> finish_calls;
-  std::vector<TokenEvent> events;
-  int completes = 0;
-  Usage usage;
-  void OnTokens(const TokenEvent& e) override {
-    ids[e.choice].insert(ids[e.choice].end(), e.ids.begin(), e.ids.end());
-    text[e.choice] += e.text;
-    events.push_back(e);
-  }
-  void OnFinish(int32_t choice, FinishReason r, const std::string&) override {
-    finish[choice] = r;
-    finish_calls[choice] += 1;
-  }
-  void OnComplete(const Usage& u, const Timings&) override {
-    usage = u;
-    ++completes;
-  }
-};
 
 EngineConfig SmallConfig() {
   EngineConfig cfg;
@@ -122,13 +68,6 @@ Request Greedy(std::vector<int32_t> prompt, int max_tokens, std::shared_ptr<Reco
   r.options.ignore_eos = true;
   r.sink = std::move(sink);
   return r;
-}
-
-std::vector<int32_t> Prompt(uint32_t seed, size_t n) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> p(n);
-  for (int32_t& t : p) t = static_cast<int32_t>(3 + rng() % 400);
-  return p;
 }
 
 void RunUntilIdle(Engine& e, int max_steps = 10000) {

@@ -1,6 +1,9 @@
 #include "server/request_log.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -69,9 +72,11 @@ TEST(RequestLogTest, NonGenerationFieldsLeftOut) {
 TEST(RequestLogTest, WritesWholeLines) {
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
-  RequestLog log(f, false);
-  log.Write(Entry());
-  log.Write(Entry());
+  {
+    RequestLog log(f, false);
+    log.Write(Entry());
+    log.Write(Entry());
+  }  // Written off the caller's thread; the destructor flushes.
   std::rewind(f);
   char buf[4096];
   int lines = 0;
@@ -81,6 +86,22 @@ TEST(RequestLogTest, WritesWholeLines) {
   }
   EXPECT_EQ(lines, 2);
   std::fclose(f);
+}
+
+// A log nobody reads (a stderr pipe left unread) never blocks the writer:
+// lines past the pipe's buffer and the queue are dropped and counted.
+TEST(RequestLogTest, AnUnreadPipeDropsLinesInsteadOfBlocking) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::FILE* out = ::fdopen(fds[1], "w");
+  ASSERT_NE(out, nullptr);
+  {
+    RequestLog log(out, false, /*max_queued_bytes=*/64 << 10);
+    for (int i = 0; i < 20000; ++i) log.Write(Entry());
+    EXPECT_GT(log.dropped(), 0u);
+  }
+  std::fclose(out);
+  ::close(fds[0]);
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+// What the engine tests share: a tiny generated model with its tokenizer,
+// a sink that records everything it hears, and seeded prompts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+#include "model/model.h"
+#include "text/tokenizer.h"
+
+namespace swiftlet {
+
+struct Loaded {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+// Llama-shaped, 128 wide, 2 layers, Q8_0, context 2048; loaded once per
+// process.
+const Loaded& TinyModel();
+
+// Records everything a request hears.
+struct Recorder final : RequestSink {
+  std::map<int32_t, std::vector<int32_t>> ids;
+  std::map<int32_t, std::string> text;
+  std::map<int32_t, FinishReason> finish;
+  std::map<int32_t, int> finish_calls;
+  std::vector<TokenEvent> events;
+  int completes = 0;
+  Usage usage;
+  void OnTokens(const TokenEvent& e) override {
+    ids[e.choice].insert(ids[e.choice].end(), e.ids.begin(), e.ids.end());
+    text[e.choice] += e.text;
+    events.push_back(e);
+  }
+  void OnFinish(int32_t choice, FinishReason r, const std::string&) override {
+    finish[choice] = r;
+    finish_calls[choice] += 1;
+  }
+  void OnComplete(const Usage& u, const Timings&) override {
+    usage = u;
+    ++completes;
+  }
+};
+
+// `n` token ids drawn from the vocabulary by `seed`.
+std::vector<int32_t> Prompt(uint32_t seed, size_t n);
+
+}  // namespace swiftlet
