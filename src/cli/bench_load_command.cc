@@ -54,6 +54,10 @@ Command AddBenchCommand(CLI::App& parent) {
                   "Output tokens forced per request, N or MIN-MAX (default 32)");
   cmd->add_option("--workload", o->workload,
                   "synthetic (default), file:PATH (JSONL of request bodies) or live-comments");
+  cmd->add_option("--shared-prefix-words", o->shared_prefix_words,
+                  "synthetic: words of an instruction shared by every prompt, before its own "
+                  "(default 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{100000}));
   cmd->add_option("--streams", o->streams,
                   "live-comments: independent live streams sending comments (default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));

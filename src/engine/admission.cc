@@ -17,6 +17,8 @@ namespace {
 constexpr int32_t kMaxTopLogprobs = 20;
 // How far ahead the TTFT estimate simulates at most.
 constexpr int64_t kMaxEstimateHorizonNs = 60 * kNsPerSecond;
+// The share of a TTFT target admission plans to (see Admit).
+constexpr double kTtftHeadroom = 0.9;
 
 }  // namespace
 
@@ -120,19 +122,27 @@ SubmitResult Engine::Admit(Request& request) {
       candidate = DescribeNew(request, targets);
     }
   }
+  int64_t estimate_ns = -1;
   if (snapshot.cost.per_token_ns > 0) {
     // Outside the lock: the engine thread publishes while this runs.
     const int64_t waited = clock_.NowNs() - request.received_ns;
-    const int64_t left = targets.ttft_ns - waited;
+    // Planned to a share of the target, as steps are to a share of the TPOT
+    // target: the estimate's error is about a step either way, and the
+    // first token still has to reach the client.
+    const int64_t left = static_cast<int64_t>(kTtftHeadroom * static_cast<double>(targets.ttft_ns)) - waited;
     // Simulated past the target too, so a refusal can say when to retry.
     const int64_t horizon = std::min<int64_t>(2 * targets.ttft_ns, kMaxEstimateHorizonNs);
     const TtftEstimate est = left > 0 ? EstimateTtft(snapshot, candidate, std::max(horizon, left))
                                       : TtftEstimate{TtftEstimate::kNever};
-    if (est.ttft_ns > left) {
+    if (est.ttft_ns != TtftEstimate::kNever) estimate_ns = est.ttft_ns + waited;
+    // One simulated step of slack (TtftEstimate::max_step_ns): better a
+    // refusal now than a first token a step late.
+    const int64_t slack = est.ttft_ns == TtftEstimate::kNever ? 0 : est.max_step_ns;
+    if (est.ttft_ns == TtftEstimate::kNever || est.ttft_ns + slack > left) {
       // KV: its blocks are neither free now nor given back in time by the
       // requests ahead, though a slot would be.
       const bool memory = est.waited_for_kv && !est.waited_for_slot;
-      const int64_t over = est.ttft_ns == TtftEstimate::kNever ? horizon : est.ttft_ns - left;
+      const int64_t over = est.ttft_ns == TtftEstimate::kNever ? horizon : est.ttft_ns + slack - left;
       if (memory) {
         return refuse(RefusalReason::kKvMemory,
                       StrCat("the KV cache cannot hold the request's ", need_blocks,
@@ -150,6 +160,7 @@ SubmitResult Engine::Admit(Request& request) {
     }
   }
   auto a = std::make_unique<Active>();
+  a->ttft_estimate_ns = estimate_ns;
   a->id = next_id_++;
   a->targets = targets;
   a->ttft_deadline_ns = request.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
@@ -235,6 +246,7 @@ EngineSnapshot Engine::SnapshotLocked() const {
   s.limits.kv_block_tokens = config_.kv_block_tokens;
   s.limits.kv_blocks_available = state_.kv_blocks_available;
   s.cost = state_.cost;
+  s.busy_ns = std::max<int64_t>(0, state_.step_end_ns - clock_.NowNs());
   return s;
 }
 

@@ -34,6 +34,7 @@ void Engine::CompleteIfDone(Active& a) {
   t.queued_ns = (a.first_prefill_ns >= 0 ? a.first_prefill_ns : now) - a.request.received_ns;
   t.prefill_ns = a.prompt_done_ns >= 0 && a.first_prefill_ns >= 0 ? a.prompt_done_ns - a.first_prefill_ns : 0;
   t.ttft_ns = a.first_token_ns >= 0 ? a.first_token_ns - a.request.received_ns : -1;
+  t.ttft_estimate_ns = a.ttft_estimate_ns;
   const Choice& c0 = a.choices.front();
   t.tpot_ns = c0.n_output > 1 ? (c0.last_token_ns - c0.first_token_ns) / (c0.n_output - 1) : 0;
   t.e2e_ns = now - a.request.received_ns;

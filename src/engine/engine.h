@@ -86,6 +86,8 @@ struct EngineState {
   int64_t prefix_queries_tokens = 0;
   int64_t prefix_hits_tokens = 0;
   int64_t computed_tokens = 0;                   // fed to Forward, all time
+  // When the step running now is predicted to end (engine clock); 0 idle.
+  int64_t step_end_ns = 0;
   // Every request the loop holds, as the TTFT estimator sees it
   // (engine/ttft_estimator.h), after the last step.
   std::vector<QueuedRequest> requests;

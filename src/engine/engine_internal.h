@@ -44,6 +44,7 @@ struct Engine::Active {
   Request request;
   LatencyTargets targets;
   int64_t ttft_deadline_ns = 0;
+  int64_t ttft_estimate_ns = -1;  // Admission's prediction, from received.
   int64_t order = 0;             // admission order
   std::vector<Choice> choices;   // one until the prompt is done, then n
   bool prompt_done = false;

@@ -219,6 +219,12 @@ bool Engine::Step() {
     return false;
   }
   const int64_t t0 = clock_.NowNs();
+  {
+    // A request admitted while this step runs joins the next one: the
+    // estimate starts its simulation when this step is predicted to end.
+    std::lock_guard<std::mutex> lock(mu_);
+    state_.step_end_ns = t0 + static_cast<int64_t>(cost.PredictNs(batch.size(), static_cast<int64_t>(outputs.size())));
+  }
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
   if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
   const int64_t now = clock_.NowNs();

@@ -79,6 +79,7 @@ struct Timings {
   int64_t queued_ns = 0;    // Received until its first prefill chunk ran.
   int64_t prefill_ns = 0;   // First prefill chunk until the prompt was done.
   int64_t ttft_ns = 0;      // Received until the first token event (-1: none).
+  int64_t ttft_estimate_ns = -1;  // What admission predicted for it (-1: none).
   int64_t tpot_ns = 0;      // Mean time per output token after the first (choice 0).
   int64_t e2e_ns = 0;       // Received until finished.
 };

@@ -62,7 +62,7 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
   });
 
   int64_t free_blocks = lim.kv_blocks_available;
-  int64_t now = 0;
+  int64_t now = std::max<int64_t>(0, snap.busy_ns);
   auto rank = [](const Sim& x) { return x.q.latency_class == LatencyClass::kInteractive ? 0 : 1; };
   auto later = [](const Sim& x, const Sim& y) {
     return x.q.ttft_deadline_ns != y.q.ttft_deadline_ns ? x.q.ttft_deadline_ns > y.q.ttft_deadline_ns
@@ -160,7 +160,9 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
       est.ttft_ns = TtftEstimate::kNever;
       return est;
     }
-    now += static_cast<int64_t>(cost.PredictNs(tokens, outputs));
+    const auto step_ns = static_cast<int64_t>(cost.PredictNs(tokens, outputs));
+    now += step_ns;
+    est.max_step_ns = std::max(est.max_step_ns, step_ns);
     ++est.steps;
 
     // Decoded tokens land; finished requests give back slots and blocks.

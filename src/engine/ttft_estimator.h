@@ -59,6 +59,8 @@ struct EngineSnapshot {
   std::vector<QueuedRequest> requests;
   EstimatorLimits limits;
   StepCostModel cost;
+  // Time until the step running now ends: nothing new joins before.
+  int64_t busy_ns = 0;
 };
 
 struct TtftEstimate {
@@ -67,6 +69,10 @@ struct TtftEstimate {
   int64_t ttft_ns = 0;
   static constexpr int64_t kNever = INT64_MAX;
   int64_t steps = 0;            // Simulated steps.
+  // The longest simulated step: a prompt can finish a step later than
+  // simulated (a step runs longer, the running set changes), so admission
+  // keeps this much slack.
+  int64_t max_step_ns = 0;
   // The candidate waited for KV blocks (its slot was free but its blocks
   // were not) during the simulation: the refusal is then about memory.
   bool waited_for_kv = false;

@@ -22,6 +22,7 @@ struct RunParameters {
   std::string output_tokens;
   int64_t streams = 1;
   int64_t languages = 1;
+  int64_t shared_prefix_words = 0;
   double burstiness = 1;
   std::string started_utc;  // ISO 8601.
   std::string client_machine;

@@ -118,6 +118,7 @@ std::string ReportJson(const RunParameters& p, const std::vector<PointSummary>& 
                 {"output_tokens", p.output_tokens},
                 {"streams", p.streams},
                 {"languages", p.languages},
+                {"shared_prefix_words", p.shared_prefix_words},
                 {"burstiness", p.burstiness},
                 {"started_utc", p.started_utc},
                 {"client_machine", p.client_machine}}},

@@ -173,6 +173,7 @@ absl::Status RunSweep(const SweepOptions& o) {
   wo.prompt_words = *prompt;
   wo.output_tokens = *output;
   wo.languages = o.languages;
+  wo.shared_prefix_words = o.shared_prefix_words;
   wo.seed = o.seed;
   auto workload = MakeWorkload(o.workload, wo);
   if (!workload.ok()) return absl::InvalidArgumentError(StrCat("--workload: ", workload.status().message()));
@@ -215,11 +216,13 @@ absl::Status RunSweep(const SweepOptions& o) {
   params.output_tokens = output->ToString();
   params.streams = o.streams;
   params.languages = o.workload == "live-comments" ? o.languages : 1;
+  params.shared_prefix_words = o.shared_prefix_words;
   params.burstiness = o.burstiness;
   params.started_utc = UtcNow();
   params.client_machine = o.client_machine;
-  std::printf("swiftlet bench: %s, model %s, workload %s, prompt %s words, %s output tokens, targets %s\n",
+  std::printf("swiftlet bench: %s, model %s, workload %s, prompt %s words%s, %s output tokens, targets %s\n",
               o.url.c_str(), model.c_str(), params.workload.c_str(), params.prompt_tokens.c_str(),
+              o.shared_prefix_words > 0 ? StrCat(" after ", o.shared_prefix_words, " shared").c_str() : "",
               params.output_tokens.c_str(), o.slo.c_str());
   std::printf("client: %s\n", params.client_machine.c_str());
   std::fflush(stdout);

@@ -28,6 +28,7 @@ struct SweepOptions {
   std::string workload = "synthetic";
   int64_t streams = 1;
   int languages = 3;
+  int64_t shared_prefix_words = 0;    // synthetic: words shared by every prompt.
   std::string slo = "ttft=500ms,tpot=100ms";
   std::string timeout = "120s";       // Per request, and the drain wait of a point.
   uint64_t seed = 1;

@@ -39,13 +39,18 @@ void ForceStreamAndLength(api::GenerationOptions& o, int32_t output_tokens) {
 
 class SyntheticWorkload final : public Workload {
  public:
-  explicit SyntheticWorkload(WorkloadOptions o) : o_(std::move(o)) {}
+  explicit SyntheticWorkload(WorkloadOptions o) : o_(std::move(o)) {
+    if (o_.shared_prefix_words > 0) {
+      std::mt19937_64 rng = RngFor(o_.seed, -1);
+      shared_ = RandomWords(rng, o_.shared_prefix_words) + "\n";
+    }
+  }
 
   PlannedRequest Make(int64_t index) const override {
     std::mt19937_64 rng = RngFor(o_.seed, index);
     api::CompletionRequest r;
     r.model = o_.model;
-    r.prompts.emplace_back(RandomWords(rng, o_.prompt_words.Draw(rng)));
+    r.prompts.emplace_back(shared_ + RandomWords(rng, o_.prompt_words.Draw(rng)));
     const auto tokens = static_cast<int32_t>(o_.output_tokens.Draw(rng));
     ForceStreamAndLength(r.options, tokens);
     return {"/v1/completions", api::SerializeCompletionRequest(r), tokens};
@@ -54,6 +59,7 @@ class SyntheticWorkload final : public Workload {
 
  private:
   WorkloadOptions o_;
+  std::string shared_;  // The shared words and a newline, or empty.
 };
 
 constexpr const char* kLanguages[kMaxLanguages] = {
@@ -212,6 +218,12 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(std::string_view spec,
   if (o.output_tokens.min < 1 || o.output_tokens.max > kMaxLength ||
       o.output_tokens.min > o.output_tokens.max) {
     return absl::InvalidArgumentError("output tokens: invalid range");
+  }
+  if (o.shared_prefix_words < 0 || o.shared_prefix_words > kMaxSharedPrefixWords) {
+    return absl::InvalidArgumentError(StrCat("shared prefix: must be 0..", kMaxSharedPrefixWords, " words"));
+  }
+  if (o.shared_prefix_words > 0 && spec != "synthetic") {
+    return absl::InvalidArgumentError("shared prefix: only the synthetic workload has one");
   }
   if (spec == "synthetic") return std::make_unique<SyntheticWorkload>(o);
   if (spec == "live-comments") {

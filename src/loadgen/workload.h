@@ -3,7 +3,10 @@
 // same sweep ask the same work.
 //
 //   synthetic      /v1/completions, a prompt of P random common words
-//                  (core/sample_words.h), T output tokens.
+//                  (loadgen/sample_words.h), T output tokens; with
+//                  shared_prefix_words S, the P words follow S words that
+//                  are the same in every request (an instruction a prefix
+//                  cache can reuse: the translation workload's shape).
 //   file:PATH      a JSONL file, one request body per line: an object with
 //                  "messages" (sent to /v1/chat/completions) or "prompt"
 //                  (/v1/completions), in OpenAI's request shape; a line may
@@ -54,10 +57,12 @@ struct WorkloadOptions {
   LengthSpec prompt_words{40, 40};
   LengthSpec output_tokens{32, 32};
   int languages = 3;           // live-comments: K, 1..kMaxLanguages.
+  int64_t shared_prefix_words = 0;  // synthetic: S, 0..kMaxSharedPrefixWords.
   uint64_t seed = 1;
 };
 
 inline constexpr int kMaxLanguages = 10;
+inline constexpr int64_t kMaxSharedPrefixWords = 100'000;
 // JSONL files: bounds on what is read.
 inline constexpr int64_t kMaxWorkloadFileBytes = int64_t{256} << 20;
 inline constexpr int64_t kMaxWorkloadLines = 1'000'000;

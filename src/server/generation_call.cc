@@ -151,6 +151,7 @@ void GenerationCall::OnComplete(size_t /*prompt*/, const Usage& usage, const Tim
   t.prefill_ns = std::max(t.prefill_ns, timings.prefill_ns);
   t.tpot_ns = std::max(t.tpot_ns, timings.tpot_ns);
   t.e2e_ns = std::max(t.e2e_ns, timings.e2e_ns);
+  t.ttft_estimate_ns = std::max(t.ttft_estimate_ns, timings.ttft_estimate_ns);
   if (timings.ttft_ns >= 0 && (!have_ttft_ || timings.ttft_ns < t.ttft_ns)) {
     t.ttft_ns = timings.ttft_ns;
     have_ttft_ = true;

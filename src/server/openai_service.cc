@@ -264,6 +264,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
     if (s.usage.prompt_tokens > 0) {
       entry.queue_ms = Ms(s.timings.queued_ns);
       if (s.timings.ttft_ns >= 0) entry.ttft_ms = Ms(s.timings.ttft_ns);
+      if (s.timings.ttft_estimate_ns >= 0) entry.ttft_estimate_ms = Ms(s.timings.ttft_estimate_ns);
     }
     entry.total_ms = Ms(NowNs() - start);
     entry.finish = s.finish;
@@ -435,6 +436,30 @@ void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
   j["kv_used_fraction"] = s.kv_blocks_total > 0 ? static_cast<double>(used) / s.kv_blocks_total : 0.0;
   j["queued_prompt_tokens"] = s.queued_prompt_tokens;
   j["estimated_wait_ms"] = Ms(engine_.EstimateTtftNs(1, LatencyClass::kInteractive));
+  j["estimated_wait_batch_ms"] = Ms(engine_.EstimateTtftNs(1, LatencyClass::kBatch));
+  // What the estimate is computed from (engine/ttft_estimator.h), so a
+  // balancer or an operator can check it.
+  const EngineConfig& cfg = engine_.config();
+  int64_t sequences = 0, decoding = 0, prefill = 0;
+  for (const QueuedRequest& q : s.requests) {
+    if (q.started) sequences += q.prompt_done ? q.n : 1;
+    if (q.prompt_done) decoding += q.n;
+    if (!q.prompt_done) prefill += q.prefill_tokens;
+  }
+  j["estimate_inputs"] = {
+      {"step_cost_fixed_ms", Ms(s.cost.fixed_ns)},
+      {"step_cost_per_token_ms", Ms(s.cost.per_token_ns)},
+      {"step_cost_per_output_ms", Ms(s.cost.per_output_ns)},
+      {"step_tokens", cfg.scheduler.step_tokens},
+      {"chunk_tokens", cfg.scheduler.chunk_tokens},
+      {"max_running", cfg.max_running},
+      {"sequences_running", sequences},
+      {"sequences_decoding", decoding},
+      {"expected_prefill_tokens", prefill},
+      {"prefill_share", s.prefill_share},
+      {"kv_blocks_available", s.kv_blocks_available},
+      {"kv_block_tokens", cfg.kv_block_tokens},
+  };
   j["draining"] = draining_.load(std::memory_order_acquire);
   RespondJson(*writer, 200, j.dump());
   Answered(request, "/load", 200, start);

@@ -37,6 +37,7 @@ std::string RequestLog::Format(const RequestLogEntry& e) const {
   if (e.cached_tokens >= 0) j["cached_tokens"] = e.cached_tokens;
   if (e.queue_ms >= 0) j["queue_ms"] = Round3(e.queue_ms);
   if (e.ttft_ms >= 0) j["ttft_ms"] = Round3(e.ttft_ms);
+  if (e.ttft_estimate_ms >= 0) j["ttft_estimate_ms"] = Round3(e.ttft_estimate_ms);
   j["total_ms"] = Round3(e.total_ms);
   if (!e.finish.empty()) j["finish"] = e.finish;
   if (log_content_) {

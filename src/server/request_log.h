@@ -28,6 +28,7 @@ struct RequestLogEntry {
   int64_t cached_tokens = -1;
   double queue_ms = -1;            // -1: left out.
   double ttft_ms = -1;
+  double ttft_estimate_ms = -1;    // Admission's prediction of ttft_ms.
   double total_ms = 0;             // Received until answered.
   std::string finish;              // Engine finish reason, when generated.
   std::string prompt;              // Written only with log_content.

@@ -73,6 +73,30 @@ TEST(WorkloadTest, SyntheticAsksTheForcedLengthAndStreams) {
   }
 }
 
+TEST(WorkloadTest, SyntheticSharedPrefixIsTheSameInEveryPrompt) {
+  WorkloadOptions o;
+  o.prompt_words = {20, 20};
+  o.shared_prefix_words = 150;
+  auto w = MakeWorkload("synthetic", o);
+  ASSERT_TRUE(w.ok());
+  std::string shared;
+  for (int64_t i = 0; i < 10; ++i) {
+    auto r = api::ParseCompletionRequest((*w)->Make(i).body);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::string prompt = std::get<std::string>(r->prompts[0]);
+    const size_t nl = prompt.find('\n');
+    ASSERT_NE(nl, std::string::npos);
+    EXPECT_EQ(Words(prompt.substr(0, nl)), 150);
+    EXPECT_EQ(Words(prompt.substr(nl + 1)), 20);
+    if (i == 0) shared = prompt.substr(0, nl);
+    EXPECT_EQ(prompt.substr(0, nl), shared);
+  }
+  o.shared_prefix_words = -1;
+  EXPECT_FALSE(MakeWorkload("synthetic", o).ok());
+  o.shared_prefix_words = 5;
+  EXPECT_FALSE(MakeWorkload("live-comments", o).ok());
+}
+
 TEST(WorkloadTest, LiveCommentsSendsEachCommentOncePerLanguage) {
   WorkloadOptions o;
   o.prompt_words = {12, 12};
