@@ -498,6 +498,56 @@ class Logs(unittest.TestCase):
         self.assertEqual(line["output"], output)
 
 
+class StderrNobodyReads(unittest.TestCase):
+    """The request log goes to a stderr pipe that nobody reads: once the pipe
+    is full the log writer drops lines (and counts them), and decoding goes
+    on, because the engine thread never writes the log itself."""
+
+    def test_decoding_continues_and_lines_are_counted_as_dropped(self):
+        d = tempfile.mkdtemp(prefix="swiftlet-stderr-")
+        model = serve_process.make_model(SWIFTLET, SHARED, d)
+        process = subprocess.Popen(
+            [SWIFTLET, "serve", "-m", model, "--port", "0", "--threads", "1", "--kv-memory", "32MiB",
+             *LOOSE_TARGETS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            url = process.stdout.readline().strip().split(" on ")[-1]
+            self.assertTrue(url.startswith("http://"), url)
+
+            class Target:
+                host, port = url[len("http://"):].rsplit(":", 1)
+            server = Target()
+            server.port = int(server.port)
+            # A 64 KiB pipe and the writer's 1 MiB queue hold a few thousand
+            # lines: cheap 404s fill both while completions go on.
+            statuses, lock = [], threading.Lock()
+
+            def client(k):
+                for i in range(1200):
+                    if i % 12 == 0:
+                        status, _, _ = exchange(server, "POST", "/v1/completions",
+                                                completion(f"line {k} {i}", 2, stream=False))
+                    else:
+                        status, _, _ = exchange(server, "GET", "/v1/nothing")
+                    with lock:
+                        statuses.append(status)
+            threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=240)
+            self.assertEqual(sorted(set(statuses)), [200, 404])
+            self.assertEqual(statuses.count(200), 800)
+            # Decoding still goes on after the pipe filled.
+            texts, finish, usage, done = read_stream(server, completion("still decoding", 32))
+            self.assertEqual((finish, usage["completion_tokens"], done), ("length", 32, True))
+            self.assertGreater(metric(server, "swiftlet_log_lines_dropped_total"), 0)
+        finally:
+            process.terminate()
+            # Drain stderr so the last lines (and the exit) are not blocked.
+            process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 0)
+
+
 class Shutdown(unittest.TestCase):
     def start(self, *flags):
         d = tempfile.mkdtemp(prefix="swiftlet-shutdown-")
