@@ -17,7 +17,7 @@
 #include "core/duration.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
-#include "engine/embedding_worker.h"
+#include "engine/pooling.h"
 #include "engine/engine.h"
 #include "model/model.h"
 #include "server/api_server.h"
@@ -45,6 +45,7 @@ struct ServeOptions {
   int64_t chunk_tokens = 0;
   std::string slo_interactive = "ttft=500ms,tpot=100ms";
   std::string slo_batch = "ttft=30s";
+  std::string slo_embedding = "ttft=2s";
   std::string chat_template;
   std::string model_name;              // Empty: the file name without .gguf
   int io_threads = 2;
@@ -54,7 +55,6 @@ struct ServeOptions {
   std::string header_timeout = "10s";  // Slow-loris bounds (HttpServerOptions).
   std::string body_timeout = "30s";
   std::string idle_timeout = "60s";
-  int embedding_threads = 1;
   bool log_content = false;
   bool no_prefix_cache = false;
 };
@@ -112,6 +112,8 @@ int RunServe(const ServeOptions& o) {
   if (!slo_interactive.ok()) return ReportError(slo_interactive.status());
   auto slo_batch = ParseTargets("--slo-batch", o.slo_batch);
   if (!slo_batch.ok()) return ReportError(slo_batch.status());
+  auto slo_embedding = ParseTargets("--slo-embedding", o.slo_embedding);
+  if (!slo_embedding.ok()) return ReportError(slo_embedding.status());
 
   // Signals go to the thread that waits for them: block them before any
   // other thread starts, so every thread inherits the mask.
@@ -145,21 +147,15 @@ int RunServe(const ServeOptions& o) {
   if (o.chunk_tokens > 0) cfg.scheduler.chunk_tokens = o.chunk_tokens;
   cfg.slo_interactive = *slo_interactive;
   cfg.slo_batch = *slo_batch;
+  cfg.slo_embedding = *slo_embedding;
   cfg.prefix_cache = !o.no_prefix_cache;
   auto engine = Engine::Create(**model, **tokenizer, cfg);
   if (!engine.ok()) return ReportError(engine.status());
 
+  // Embeddings run through the engine (their own class); a pooling type
+  // this server does not compute turns them off with a 501.
   auto pooling = PoolingFor((*model)->config());
-  std::unique_ptr<EmbeddingWorker> embeddings;
-  if (pooling.ok()) {
-    EmbeddingWorkerOptions eo;
-    eo.threads = o.embedding_threads;
-    eo.pooling = *pooling;
-    eo.max_tokens = (*engine)->context();
-    auto worker = EmbeddingWorker::Create(**model, eo);
-    if (!worker.ok()) return ReportError(worker.status());
-    embeddings = *std::move(worker);
-  } else {
+  if (!pooling.ok()) {
     std::fprintf(stderr, "swiftlet: embeddings off: %.*s\n",
                  static_cast<int>(pooling.status().message().size()), pooling.status().message().data());
   }
@@ -184,7 +180,7 @@ int RunServe(const ServeOptions& o) {
   std::fprintf(stderr, "swiftlet: context %lld tokens, KV cache %lld blocks of %lld tokens\n",
                static_cast<long long>((*engine)->context()), static_cast<long long>(state.kv_blocks_total),
                static_cast<long long>(cfg.kv_block_tokens));
-  auto api = server::ApiServer::Start(ao, **engine, **tokenizer, std::move(chat), embeddings.get());
+  auto api = server::ApiServer::Start(ao, **engine, **tokenizer, std::move(chat), pooling);
   if (!api.ok()) {
     (*engine)->Stop();
     return ReportError(api.status());
@@ -211,7 +207,6 @@ int RunServe(const ServeOptions& o) {
   // cancels the engine requests.
   server.Stop(std::chrono::milliseconds(100));
   (*engine)->Stop();
-  embeddings.reset();
   std::fprintf(stderr, "swiftlet: stopped\n");
   return 0;
 }
@@ -249,6 +244,8 @@ Command AddServeCommand(CLI::App& parent) {
   cmd->add_option("--slo-interactive", o->slo_interactive,
                   "Default targets of interactive requests (default ttft=500ms,tpot=100ms)");
   cmd->add_option("--slo-batch", o->slo_batch, "Default targets of batch requests (default ttft=30s)");
+  cmd->add_option("--slo-embedding", o->slo_embedding,
+                  "Targets of embedding requests; ttft is the time to the embedding (default ttft=2s)");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template family when the model has none: " "chatml, llama2, llama3, "
                   "mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
@@ -264,8 +261,6 @@ Command AddServeCommand(CLI::App& parent) {
   cmd->add_option("--body-timeout", o->body_timeout, "A request body must arrive within this (default 30s)");
   cmd->add_option("--idle-timeout", o->idle_timeout,
                   "A kept-alive connection waits this long for its next request (default 60s)");
-  cmd->add_option("--embedding-threads", o->embedding_threads, "Threads of the embedding worker (default 1)")
-      ->check(CLI::Range(1, 64));
   cmd->add_flag("--log-content", o->log_content, "Write prompts and outputs to the request log");
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
   return {cmd, [o] { return RunServe(*o); }};

@@ -23,7 +23,9 @@ constexpr double kTtftHeadroom = 0.9;
 }  // namespace
 
 LatencyTargets Engine::TargetsFor(const RequestOptions& o) const {
-  LatencyTargets t = o.latency_class == LatencyClass::kBatch ? config_.slo_batch : config_.slo_interactive;
+  LatencyTargets t = config_.slo_interactive;
+  if (o.latency_class == LatencyClass::kBatch) t = config_.slo_batch;
+  if (o.latency_class == LatencyClass::kEmbedding) t = config_.slo_embedding;
   auto tighten = [](int64_t base, int64_t asked) {
     if (asked <= 0) return base;
     return base <= 0 ? asked : std::min(base, asked);
@@ -40,6 +42,17 @@ absl::Status Engine::Validate(const Request& r) const {
     if (id < 0 || id >= model_.config().n_vocab) {
       return absl::InvalidArgumentError(StrCat("prompt: token id ", id, " is outside the vocabulary"));
     }
+  }
+  if (o.embedding != (o.latency_class == LatencyClass::kEmbedding)) {
+    return absl::InvalidArgumentError("embedding requests, and only they, are of the embedding class");
+  }
+  if (o.embedding) {
+    // Nothing is generated: the whole context is the input's.
+    if (static_cast<int64_t>(r.prompt.size()) > context_) {
+      return absl::InvalidArgumentError(StrCat("input: ", r.prompt.size(), " tokens; at most ", context_));
+    }
+    if (o.n != 1) return absl::InvalidArgumentError("n: an embedding request has one result");
+    return absl::OkStatus();
   }
   if (static_cast<int64_t>(r.prompt.size()) >= context_) {
     return absl::InvalidArgumentError(StrCat("prompt: ", r.prompt.size(),
@@ -80,8 +93,9 @@ SubmitResult Engine::Admit(Request& request) {
   const int64_t block = config_.kv_block_tokens;
   const int64_t max_len = std::min<int64_t>(context_, prompt + o.max_tokens);
   // Blocks for the request alone at its longest (choices share the prompt).
-  const int64_t need_blocks = (prompt + block - 1) / block +
-                              o.n * ((max_len - prompt + block - 1) / block + 1);
+  const int64_t need_blocks =
+      o.embedding ? (prompt + block - 1) / block
+                  : (prompt + block - 1) / block + o.n * ((max_len - prompt + block - 1) / block + 1);
 
   auto refuse = [&](RefusalReason why, std::string message, int64_t retry_ns) {
     result.refused = why;
@@ -189,7 +203,8 @@ QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& target
   q.prefill_tokens = std::max<int64_t>(
       1, std::llround(state_.prefill_share * static_cast<double>(r.prompt.size())));
   q.n = r.options.n;
-  q.decode_tokens = std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
+  // An embedding is done with its prompt: nothing to decode.
+  q.decode_tokens = r.options.embedding ? 0 : std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
   q.tpot_target_ns = targets.tpot_ns;
   return q;
 }
@@ -231,7 +246,9 @@ QueuedRequest Engine::Describe(const Active& a) const {
     q.prefill_tokens = q.started ? left : std::llround(state_.prefill_share * static_cast<double>(left));
     q.prefill_tokens = std::max<int64_t>(1, q.prefill_tokens);
     q.n = a.prompt_done ? std::max<int32_t>(1, alive) : o.n;
-    q.decode_tokens = a.prompt_done ? remaining : std::min<int64_t>(o.max_tokens, context_ - q.prompt_tokens);
+    q.decode_tokens = o.embedding    ? 0
+                      : a.prompt_done ? remaining
+                                      : std::min<int64_t>(o.max_tokens, context_ - q.prompt_tokens);
   }
   return q;
 }

@@ -22,6 +22,15 @@ void Engine::FinishChoice(Active& a, Choice& c, FinishReason reason, const std::
   a.request.sink->OnFinish(c.index, reason, message);
 }
 
+void Engine::FinishEmbedding(Active& a, Choice& c, int64_t now) {
+  a.prompt_done = true;
+  a.prompt_done_ns = now;
+  a.first_token_ns = now;  // Its "first token" is the embedding.
+  metrics_.prompt_tokens_total.Add(a.request.prompt.size());
+  a.request.sink->OnEmbedding(a.pooled->Normalized());
+  FinishChoice(a, c, FinishReason::kStop, "");
+}
+
 void Engine::CompleteIfDone(Active& a) {
   if (!a.AllFinished()) return;
   Usage usage;

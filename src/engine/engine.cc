@@ -169,6 +169,7 @@ void Engine::TakeIncoming() {
     c.index = 0;
     c.tokens = a->request.prompt;
     a->choices.push_back(std::move(c));
+    if (a->request.options.embedding) a->pooled = std::make_unique<PooledSum>(model_.config().n_embd);
     active_.push_back(std::move(a));
   }
 }

@@ -16,6 +16,11 @@
 // backlog or the KV cache, is refused at once with a reason and a retry
 // estimate.
 //
+// Embedding requests (RequestOptions::embedding) go through the same
+// admission, queue and batches as generation, in a class of their own: the
+// rows of their prompts come back as hidden states, pooled as the chunks
+// run, and the result is sent when the prompt is done.
+//
 // Results do not depend on what else is batched (DESIGN.md): every kernel
 // is batch invariant and each choice samples with its own seeded RNG.
 #pragma once
@@ -58,6 +63,8 @@ struct EngineConfig {
   int32_t max_n = 16;
   LatencyTargets slo_interactive{500 * kNsPerMs, 100 * kNsPerMs};
   LatencyTargets slo_batch{30 * kNsPerSecond, 0};
+  // Embedding requests: ttft is the time to the embedding.
+  LatencyTargets slo_embedding{2 * kNsPerSecond, 0};
   bool prefix_cache = true;
   const Clock* clock = nullptr;       // null: SystemClock()
   // Called after every forward pass with its token count, before the clock
@@ -157,6 +164,8 @@ class Engine final : public RequestQueue {
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
   void CompleteIfDone(Active& a);
+  // An embedding request's prompt is in: its result goes to the sink.
+  void FinishEmbedding(Active& a, Choice& c, int64_t now);
   // After a step: the forward pass took step_ns for step_tokens tokens, the
   // rest of the step around_ns for `outputs` sampled rows.
   void Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/pooling.h"
 #include "engine/sampling.h"
 #include "engine/stop_matcher.h"
 #include "kv/paged_kv_cache.h"
@@ -54,6 +55,9 @@ struct Engine::Active {
   int64_t prompt_done_ns = -1;
   int64_t first_token_ns = -1;
   int64_t completion_tokens = 0;
+  // Embedding requests: the pooled hidden rows so far (reset when the
+  // request is preempted and recomputed).
+  std::unique_ptr<PooledSum> pooled;
   bool completed = false;  // OnComplete sent; removed at the end of the step
   FinishReason finish_reason = FinishReason::kError;  // choice 0's
 

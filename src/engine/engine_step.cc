@@ -12,7 +12,7 @@ namespace swiftlet {
 namespace {
 
 // Lower is more important.
-int ClassRank(const Request& r) { return r.options.latency_class == LatencyClass::kInteractive ? 0 : 1; }
+int ClassRank(const Request& r) { return LatencyClassRank(r.options.latency_class); }
 
 }  // namespace
 
@@ -53,6 +53,8 @@ void Engine::Unstart(Active& a) {
     c.computed = 0;
     c.feed = 0;
   }
+  // Its rows are computed again from the start.
+  if (a.pooled != nullptr) a.pooled = std::make_unique<PooledSum>(model_.config().n_embd);
 }
 
 void Engine::Preempt(Active& a) {
@@ -71,7 +73,9 @@ bool Engine::EnsureSequences(Active& a) {
     if (!seq.ok()) return false;
     c.seq = *seq;
     c.computed = 0;
-    if (config_.prefix_cache) {
+    // An embedding needs the hidden state of every row it pools: none may
+    // come from the cache.
+    if (config_.prefix_cache && !a.request.options.embedding) {
       auto matched = parts_->kv.MatchPrefix(c.seq, c.tokens, static_cast<int64_t>(c.tokens.size()) - 1);
       if (matched.ok()) {
         c.computed = *matched;
@@ -203,12 +207,21 @@ bool Engine::Step() {
     Choice* c;
   };
   std::vector<Output> outputs;
+  std::vector<Active*> pooled_rows;  // The owner of each hidden row.
   for (Slot& s : slots) {
     Choice& c = *s.c;
     if (c.feed == 0 || c.seq < 0) continue;
+    const int64_t n_tokens = static_cast<int64_t>(c.tokens.size());
+    const RequestOptions& o = s.a->request.options;
     for (int64_t j = 0; j < c.feed; ++j) {
       const int64_t pos = c.computed + j;
-      const bool last = pos == static_cast<int64_t>(c.tokens.size()) - 1;
+      if (o.embedding) {
+        const bool hidden = PoolingWants(o.pooling, pos, n_tokens);
+        batch.Add(c.tokens[pos], static_cast<int32_t>(pos), c.seq, /*output=*/false, hidden);
+        if (hidden) pooled_rows.push_back(s.a);
+        continue;
+      }
+      const bool last = pos == n_tokens - 1;
       batch.Add(c.tokens[pos], static_cast<int32_t>(pos), c.seq, last);
       if (last) outputs.push_back({s.a, &c});
     }
@@ -238,12 +251,18 @@ bool Engine::Step() {
       CompleteIfDone(*a);
     }
   } else {
+    for (size_t r = 0; r < pooled_rows.size(); ++r) {
+      pooled_rows[r]->pooled->Add(parts_->out.HiddenRow(static_cast<int64_t>(r)));
+    }
     for (Slot& s : slots) {
       Choice& c = *s.c;
       if (c.feed == 0) continue;
       c.computed += c.feed;
       c.feed = 0;
       if (config_.prefix_cache) (void)parts_->kv.Commit(c.seq, c.tokens);
+      if (s.a->request.options.embedding && c.computed == static_cast<int64_t>(c.tokens.size())) {
+        FinishEmbedding(*s.a, c, now);
+      }
     }
     for (size_t r = 0; r < outputs.size(); ++r) {
       Active& a = *outputs[r].a;

@@ -3,7 +3,21 @@
 namespace swiftlet {
 
 const char* LatencyClassName(LatencyClass c) {
-  return c == LatencyClass::kBatch ? "batch" : "interactive";
+  switch (c) {
+    case LatencyClass::kInteractive: return "interactive";
+    case LatencyClass::kBatch: return "batch";
+    case LatencyClass::kEmbedding: return "embedding";
+  }
+  return "interactive";
+}
+
+int LatencyClassRank(LatencyClass c) {
+  switch (c) {
+    case LatencyClass::kInteractive: return 0;
+    case LatencyClass::kEmbedding: return 1;
+    case LatencyClass::kBatch: return 2;
+  }
+  return 0;
 }
 
 const char* FinishReasonName(FinishReason r) {

@@ -17,12 +17,19 @@
 #include <string>
 #include <vector>
 
+#include "engine/pooling.h"
 #include "engine/sampling.h"
 
 namespace swiftlet {
 
-enum class LatencyClass { kInteractive, kBatch };
+// Classes of service. Embedding requests are their own class: they run
+// through the same batches and admission as generation, with their own
+// targets (their "first token" is the embedding).
+enum class LatencyClass { kInteractive, kBatch, kEmbedding };
 const char* LatencyClassName(LatencyClass c);
+// Scheduling and preemption order, lower first: interactive, embedding
+// (a query waits on it), batch.
+int LatencyClassRank(LatencyClass c);
 
 // Latency targets in nanoseconds; 0 means none.
 struct LatencyTargets {
@@ -44,6 +51,11 @@ struct RequestOptions {
   LatencyClass latency_class = LatencyClass::kInteractive;
   // Tightens the class's defaults (a looser value is ignored).
   LatencyTargets targets;
+  // An embedding request: the prompt is run, its final hidden states are
+  // pooled and sent through RequestSink::OnEmbedding; nothing is sampled
+  // (max_tokens, n and sampling are ignored; latency_class is kEmbedding).
+  bool embedding = false;
+  Pooling pooling = Pooling::kMean;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kRefused, kError };
@@ -92,6 +104,8 @@ class RequestSink {
   virtual ~RequestSink() = default;
   virtual void OnTokens(const TokenEvent& event) = 0;
   virtual void OnFinish(int32_t choice, FinishReason reason, const std::string& message) = 0;
+  // An embedding request's result (L2-normalised), before its OnFinish.
+  virtual void OnEmbedding(const std::vector<float>& /*embedding*/) {}
   virtual void OnComplete(const Usage& usage, const Timings& timings) = 0;
 };
 

@@ -42,7 +42,7 @@ StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerCon
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const SequenceDemand& x = demands[a];
     const SequenceDemand& y = demands[b];
-    if (x.latency_class != y.latency_class) return x.latency_class == LatencyClass::kInteractive;
+    if (x.latency_class != y.latency_class) return LatencyClassRank(x.latency_class) < LatencyClassRank(y.latency_class);
     if (x.ttft_deadline_ns != y.ttft_deadline_ns) return x.ttft_deadline_ns < y.ttft_deadline_ns;
     return x.arrival_order < y.arrival_order;
   });

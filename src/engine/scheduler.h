@@ -5,7 +5,7 @@
 // gets back how many tokens each is fed this step. Rules (DESIGN.md):
 //   1. every decoding sequence gets its one token;
 //   2. the rest of the step's token budget goes to prefill chunks, in order
-//      of class (interactive first), then earliest TTFT deadline, then
+//      of class (LatencyClassRank), then earliest TTFT deadline, then
 //      arrival; a sequence gets at most chunk_tokens per step; one that
 //      cannot run now (no slot, no KV) passes its share to the next;
 //   3. the budget is capped so the predicted step time stays within the

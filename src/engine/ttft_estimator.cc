@@ -56,14 +56,14 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const QueuedRequest& x = sims[a].q;
     const QueuedRequest& y = sims[b].q;
-    if (x.latency_class != y.latency_class) return x.latency_class == LatencyClass::kInteractive;
+    if (x.latency_class != y.latency_class) return LatencyClassRank(x.latency_class) < LatencyClassRank(y.latency_class);
     if (x.ttft_deadline_ns != y.ttft_deadline_ns) return x.ttft_deadline_ns < y.ttft_deadline_ns;
     return sims[a].candidate ? false : sims[b].candidate ? true : x.order < y.order;
   });
 
   int64_t free_blocks = lim.kv_blocks_available;
   int64_t now = std::max<int64_t>(0, snap.busy_ns);
-  auto rank = [](const Sim& x) { return x.q.latency_class == LatencyClass::kInteractive ? 0 : 1; };
+  auto rank = [](const Sim& x) { return LatencyClassRank(x.q.latency_class); };
   auto later = [](const Sim& x, const Sim& y) {
     return x.q.ttft_deadline_ns != y.q.ttft_deadline_ns ? x.q.ttft_deadline_ns > y.q.ttft_deadline_ns
                                                         : x.q.order > y.q.order;

@@ -13,13 +13,16 @@ struct Batch {
   std::vector<int32_t> tokens;
   std::vector<int32_t> positions;  // Position of each token in its sequence.
   std::vector<int32_t> slots;      // KV cache slot of each token's sequence.
-  // Indices into tokens whose logits (or hidden states) are returned, in
-  // this order.
+  // Indices into tokens whose logits are returned, in this order.
   std::vector<int32_t> output_rows;
-  bool want_hidden = false;  // Final hidden states (embeddings) instead of logits.
+  // Indices into tokens whose final hidden states (after the output norm:
+  // what embeddings pool) are returned, in this order. A row may be in
+  // both lists.
+  std::vector<int32_t> hidden_rows;
 
-  void Add(int32_t token, int32_t position, int32_t slot, bool output) {
+  void Add(int32_t token, int32_t position, int32_t slot, bool output, bool hidden = false) {
     if (output) output_rows.push_back(static_cast<int32_t>(tokens.size()));
+    if (hidden) hidden_rows.push_back(static_cast<int32_t>(tokens.size()));
     tokens.push_back(token);
     positions.push_back(position);
     slots.push_back(slot);
@@ -27,12 +30,16 @@ struct Batch {
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
 };
 
-// Results of a forward pass: one row per Batch::output_rows entry, of
-// n_vocab logits or n_embd hidden values.
+// Results of a forward pass: one row of n_vocab logits per
+// Batch::output_rows entry, one row of n_embd hidden values per
+// Batch::hidden_rows entry.
 struct ForwardOutput {
   std::vector<float> values;
   int64_t row_size = 0;
+  std::vector<float> hidden;
+  int64_t hidden_row_size = 0;
   const float* Row(int64_t i) const { return values.data() + i * row_size; }
+  const float* HiddenRow(int64_t i) const { return hidden.data() + i * hidden_row_size; }
 };
 
 }  // namespace swiftlet

@@ -212,8 +212,10 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
     }
     SWIFTLET_RETURN_IF_ERROR(cache.CheckWritable(batch.slots[t], batch.positions[t]));
   }
-  for (int32_t r : batch.output_rows) {
-    if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");
+  for (const auto* rows : {&batch.output_rows, &batch.hidden_rows}) {
+    for (int32_t r : *rows) {
+      if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");
+    }
   }
   if (const char* problem = KvTypeProblem(cache.type(), c.head_dim); *problem != '\0') {
     return absl::InvalidArgumentError(StrCat(problem, " (this model's is ", c.head_dim, ")"));
@@ -276,19 +278,19 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
     be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
   }
 
-  // Only the requested rows go through the final norm and the head.
+  // Only the requested rows go through the final norm (and, for logits,
+  // the head). The norm is per row, so a row's result does not depend on
+  // which list it is in or what else is asked.
+  auto final_norm = [&](const std::vector<int32_t>& rows, std::vector<float>& dst) {
+    const int64_t count = static_cast<int64_t>(rows.size());
+    dst.resize(count * E);
+    for (int64_t i = 0; i < count; ++i) std::copy_n(ctx.x.data() + rows[i] * E, E, dst.data() + i * E);
+    if (count > 0) be.RmsNorm(dst.data(), weights.output_norm.data(), E, count, eps, dst.data());
+  };
+  out.hidden_row_size = E;
+  final_norm(batch.hidden_rows, out.hidden);
   const int64_t n_out = static_cast<int64_t>(batch.output_rows.size());
-  ctx.out_rows.resize(n_out * E);
-  for (int64_t i = 0; i < n_out; ++i) {
-    std::copy_n(ctx.x.data() + batch.output_rows[i] * E, E, ctx.out_rows.data() + i * E);
-  }
-  be.RmsNorm(ctx.out_rows.data(), weights.output_norm.data(), E, n_out, eps,
-             ctx.out_rows.data());
-  if (batch.want_hidden) {
-    out.row_size = E;
-    out.values.assign(ctx.out_rows.begin(), ctx.out_rows.end());
-    return absl::OkStatus();
-  }
+  final_norm(batch.output_rows, ctx.out_rows);
   out.row_size = c.n_vocab;
   out.values.resize(n_out * c.n_vocab);
   if (n_out > 0) be.MatMul(weights.output, ctx.out_rows.data(), n_out, out.values.data());

@@ -25,13 +25,13 @@ ApiServer::~ApiServer() = default;
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& o, Engine& engine,
                                                             const Tokenizer& tokenizer,
                                                             absl::StatusOr<ChatTemplate> chat,
-                                                            EmbeddingWorker* embeddings) {
+                                                            absl::StatusOr<Pooling> pooling) {
   auto parts = std::unique_ptr<Parts>(new Parts{RequestLog(stderr, o.log_content), nullptr, nullptr});
   ServiceConfig sc;
   sc.model_name = o.model_name;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;
-  parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, embeddings,
+  parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, pooling,
                                                    parts->log, sc);
 
   http::HttpServerOptions ho;

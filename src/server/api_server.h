@@ -17,7 +17,7 @@
 
 namespace swiftlet {
 class Engine;           // engine/engine.h
-class EmbeddingWorker;  // engine/embedding_worker.h
+enum class Pooling;     // engine/pooling.h
 class Tokenizer;        // text/tokenizer.h
 }  // namespace swiftlet
 
@@ -40,12 +40,12 @@ struct ApiServerOptions {
 class ApiServer {
  public:
   // Binds and starts serving. `chat` may hold an error (chat requests then
-  // get 400 with it); `embeddings` may be null (embeddings then 501). The
-  // engine, tokenizer and embedding worker must outlive the server.
+  // get 400 with it); so may `pooling` (embeddings then 501 with it). The
+  // engine and tokenizer must outlive the server.
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options,
                                                           Engine& engine, const Tokenizer& tokenizer,
                                                           absl::StatusOr<ChatTemplate> chat,
-                                                          EmbeddingWorker* embeddings);
+                                                          absl::StatusOr<Pooling> pooling);
   ~ApiServer();
 
   uint16_t port() const;

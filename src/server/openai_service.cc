@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/str_cat.h"
 #include "server/error_response.h"
+#include "server/embedding_call.h"
 #include "server/generation_call.h"
 
 namespace swiftlet::server {
@@ -27,12 +28,12 @@ std::string Hex(uint64_t v, int width) {
 }  // namespace
 
 OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat,
-                             Engine& engine, EmbeddingWorker* embeddings, RequestLog& log,
+                             Engine& engine, absl::StatusOr<Pooling> pooling, RequestLog& log,
                              ServiceConfig config)
     : tokenizer_(tokenizer),
       chat_(std::move(chat)),
       engine_(engine),
-      embeddings_(embeddings),
+      pooling_(std::move(pooling)),
       log_(log),
       config_(std::move(config)),
       created_(static_cast<int64_t>(std::time(nullptr))) {
@@ -306,47 +307,68 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) 
   if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
     return void(Fail(request, route, writer, s, start));
   }
-  if (embeddings_ == nullptr) {
+  if (!pooling_.ok()) {
     return void(Fail(request, route, writer,
-                     absl::UnimplementedError("embeddings are not enabled on this server"), start));
+                     absl::UnimplementedError(StrCat("embeddings are off: ", pooling_.status().message())), start));
   }
   std::vector<std::vector<int32_t>> inputs;
   for (size_t i = 0; i < parsed->inputs.size(); ++i) {
     const std::string param = parsed->inputs.size() == 1 ? "input" : StrCat("input[", i, "]");
     auto tokens = PromptTokens(parsed->inputs[i], param, tokenizer_.add_bos_token());
     if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
-    if (static_cast<int64_t>(tokens->size()) > embeddings_->max_tokens()) {
+    if (static_cast<int64_t>(tokens->size()) > engine_.context()) {
       return void(Fail(request, route, writer,
-                       api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ",
-                                                       embeddings_->max_tokens())),
+                       api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ", engine_.context())),
                        start));
     }
     inputs.push_back(*std::move(tokens));
   }
+
+  // One engine request per input, in the embedding class: the engine's
+  // batches, admission and compute pool serve them beside generation.
+  EmbeddingCallSpec spec;
+  spec.model = config_.model_name;
+  spec.encoding = parsed->encoding;
+  spec.inputs = inputs.size();
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  const api::EmbeddingEncoding encoding = parsed->encoding;
-  const http::HttpRequest head{request.method, request.target, request.path, "", {}, "", request.version,
-                               request.remote_address};
-  const bool queued = embeddings_->Submit(
-      std::move(inputs), [this, writer, encoding, head, route, start](absl::StatusOr<EmbeddingResult> r) mutable {
-        if (!r.ok()) {
-          Fail(head, route, writer, r.status(), start);
-        } else {
-          api::EmbeddingResponse response;
-          response.model = config_.model_name;
-          response.embeddings = std::move(r->embeddings);
-          response.encoding = encoding;
-          response.prompt_tokens = r->prompt_tokens;
-          RespondJson(*writer, 200, api::SerializeEmbeddingResponse(response));
-          Answered(head, route, 200, start);
-        }
-        in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-      });
-  if (!queued) {
+  RequestLogEntry entry;
+  entry.id = NextId("embd-");
+  entry.method = request.method;
+  entry.endpoint = request.path;
+  auto done = [this, route, entry = std::move(entry), start](const EmbeddingSummary& s) mutable {
+    metrics_.CountRequest(route, s.http_status);
+    entry.status = s.http_status;
+    entry.prompt_tokens = s.usage.prompt_tokens;
+    if (s.usage.prompt_tokens > 0) entry.queue_ms = Ms(s.timings.queued_ns);
+    entry.total_ms = Ms(NowNs() - start);
+    log_.Write(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-    Fail(request, route, writer, absl::ResourceExhaustedError("the embedding queue is full"), start,
-         http::Headers{{"Retry-After", "1"}, {"retry-after-ms", "1000"}});
+  };
+  auto call = EmbeddingCall::Create(std::move(spec), writer, engine_, std::move(done));
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Request r;
+    r.prompt = std::move(inputs[i]);
+    r.options.embedding = true;
+    r.options.pooling = *pooling_;
+    r.options.latency_class = LatencyClass::kEmbedding;
+    r.sink = call->SinkFor(i);
+    r.received_ns = start;
+    const SubmitResult result = engine_.Submit(std::move(r));
+    if (!result.accepted()) {
+      const absl::Status status = RefusalStatus(result);
+      http::Headers headers;
+      if (absl::IsResourceExhausted(status)) {
+        const RetryAfter retry = RetryAfterHeaders(result.retry_after_ms);
+        headers.Add("Retry-After", retry.seconds);
+        headers.Add("retry-after-ms", retry.milliseconds);
+      }
+      call->Abort(std::move(ids), status, std::move(headers));
+      return;
+    }
+    ids.push_back(result.id);
   }
+  call->Start(std::move(ids));
 }
 
 void OpenAiService::Models(const http::HttpRequest& request, Writer writer) {

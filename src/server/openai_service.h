@@ -30,8 +30,8 @@
 #include "absl/base/thread_annotations.h"
 #include "api/types.h"
 #include "engine/engine.h"
+#include "engine/pooling.h"
 #include "http/server.h"
-#include "engine/embedding_worker.h"
 #include "server/openai_mapping.h"
 #include "server/request_log.h"
 #include "server/router.h"
@@ -50,10 +50,10 @@ struct ServiceConfig {
 class OpenAiService {
  public:
   // `chat` may hold an error (the model has no usable template): chat
-  // requests then get 400 with that message. `embeddings` may be null
-  // (embeddings then 501).
+  // requests then get 400 with that message. `pooling` may hold an error
+  // (the model's pooling type is not supported): embeddings then get 501.
   OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat, Engine& engine,
-                EmbeddingWorker* embeddings, RequestLog& log, ServiceConfig config);
+                absl::StatusOr<Pooling> pooling, RequestLog& log, ServiceConfig config);
 
   // The http::HttpHandler.
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
@@ -111,7 +111,7 @@ class OpenAiService {
   const Tokenizer& tokenizer_;
   const absl::StatusOr<ChatTemplate> chat_;
   Engine& engine_;
-  EmbeddingWorker* const embeddings_;
+  const absl::StatusOr<Pooling> pooling_;
   RequestLog& log_;
   ServiceConfig config_;
   GenerationDefaults defaults_;

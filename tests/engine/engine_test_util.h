@@ -32,6 +32,15 @@ struct Recorder final : RequestSink {
   std::vector<TokenEvent> events;
   int completes = 0;
   Usage usage;
+  Timings timings;
+  std::vector<float> embedding;
+  int embeddings = 0;
+  bool embedding_before_finish = false;
+  void OnEmbedding(const std::vector<float>& e) override {
+    embedding = e;
+    ++embeddings;
+    embedding_before_finish = finish_calls.empty();
+  }
   void OnTokens(const TokenEvent& e) override {
     ids[e.choice].insert(ids[e.choice].end(), e.ids.begin(), e.ids.end());
     text[e.choice] += e.text;
@@ -41,8 +50,9 @@ struct Recorder final : RequestSink {
     finish[choice] = r;
     finish_calls[choice] += 1;
   }
-  void OnComplete(const Usage& u, const Timings&) override {
+  void OnComplete(const Usage& u, const Timings& t) override {
     usage = u;
+    timings = t;
     ++completes;
   }
 };

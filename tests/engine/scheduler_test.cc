@@ -37,6 +37,18 @@ TEST(SchedulerTest, DecodesFirstThenPrefillByClassThenDeadline) {
   EXPECT_EQ(p.total, 20);
 }
 
+TEST(SchedulerTest, EmbeddingsPrefillAfterInteractiveAndBeforeBatch) {
+  const SchedulerConfig cfg{12, 8};
+  const std::vector<SequenceDemand> d = {
+      Prefill(30, LatencyClass::kBatch, 1, 0),
+      Prefill(5, LatencyClass::kEmbedding, 2, 1),
+      Prefill(4, LatencyClass::kInteractive, 900, 2),
+  };
+  const StepPlan p = PlanStep(d, cfg, {});
+  // Interactive 4, then the embedding 5, then batch the 3 left.
+  EXPECT_EQ(p.tokens, (std::vector<int64_t>{3, 5, 4}));
+}
+
 TEST(SchedulerTest, BudgetCappedByTheTightestTimePerTokenButNeverBelowTheDecodes) {
   const SchedulerConfig cfg{256, 128};
   const StepCostModel cost{10e6, 1e6};  // 10 ms + 1 ms per token
