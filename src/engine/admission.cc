@@ -65,6 +65,24 @@ absl::Status Engine::Validate(const Request& r) const {
   if (o.n < 1 || o.n > config_.max_n) {
     return absl::InvalidArgumentError(StrCat("n: must be between 1 and ", config_.max_n));
   }
+  if (!r.branches.empty()) {
+    if (static_cast<int64_t>(r.branches.size()) != o.n) {
+      return absl::InvalidArgumentError("branches: one per choice (n)");
+    }
+    for (size_t i = 0; i < r.branches.size(); ++i) {
+      const std::vector<int32_t>& b = r.branches[i];
+      if (b.empty()) return absl::InvalidArgumentError(StrCat("branches[", i, "]: empty"));
+      for (int32_t id : b) {
+        if (id < 0 || id >= model_.config().n_vocab) {
+          return absl::InvalidArgumentError(StrCat("branches[", i, "]: token id ", id, " is outside the vocabulary"));
+        }
+      }
+      if (static_cast<int64_t>(r.prompt.size() + b.size()) >= context_) {
+        return absl::InvalidArgumentError(StrCat("branches[", i, "]: ", r.prompt.size() + b.size(),
+                                                 " prompt tokens do not fit the context of ", context_));
+      }
+    }
+  }
   if (o.top_logprobs < -1 || o.top_logprobs > kMaxTopLogprobs) {
     return absl::InvalidArgumentError(StrCat("top_logprobs: must be between 0 and ", kMaxTopLogprobs));
   }
@@ -89,13 +107,21 @@ SubmitResult Engine::Admit(Request& request) {
   }
   const RequestOptions& o = request.options;
   const LatencyTargets targets = TargetsFor(o);
-  const int64_t prompt = static_cast<int64_t>(request.prompt.size());
+  const int64_t shared = static_cast<int64_t>(request.prompt.size());
+  int64_t branch_tokens = 0, longest_branch = 0;
+  for (const auto& b : request.branches) {
+    branch_tokens += static_cast<int64_t>(b.size());
+    longest_branch = std::max<int64_t>(longest_branch, static_cast<int64_t>(b.size()));
+  }
+  // Every prompt token asked (a group's shared part once).
+  const int64_t prompt = shared + branch_tokens;
   const int64_t block = config_.kv_block_tokens;
-  const int64_t max_len = std::min<int64_t>(context_, prompt + o.max_tokens);
-  // Blocks for the request alone at its longest (choices share the prompt).
-  const int64_t need_blocks =
-      o.embedding ? (prompt + block - 1) / block
-                  : (prompt + block - 1) / block + o.n * ((max_len - prompt + block - 1) / block + 1);
+  // Blocks for the request alone at its longest: the shared part once,
+  // then each choice its own tokens past it (and a copy of the shared
+  // partial block).
+  const int64_t own = std::min<int64_t>(context_, shared + longest_branch + o.max_tokens) - shared;
+  const int64_t need_blocks = o.embedding ? (shared + block - 1) / block
+                                          : (shared + block - 1) / block + o.n * ((own + block - 1) / block + 1);
 
   auto refuse = [&](RefusalReason why, std::string message, int64_t retry_ns) {
     result.refused = why;
@@ -199,9 +225,12 @@ QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& target
   q.latency_class = r.options.latency_class;
   q.ttft_deadline_ns = r.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
   q.order = INT64_MAX;
-  q.prompt_tokens = static_cast<int64_t>(r.prompt.size());
+  int64_t branch_tokens = 0;
+  for (const auto& b : r.branches) branch_tokens += static_cast<int64_t>(b.size());
+  // A group runs as a prompt of its shared part and every branch.
+  q.prompt_tokens = static_cast<int64_t>(r.prompt.size()) + branch_tokens;
   q.prefill_tokens = std::max<int64_t>(
-      1, std::llround(state_.prefill_share * static_cast<double>(r.prompt.size())));
+      1, std::llround(state_.prefill_share * static_cast<double>(r.prompt.size())) + branch_tokens);
   q.n = r.options.n;
   // An embedding is done with its prompt: nothing to decode.
   q.decode_tokens = r.options.embedding ? 0 : std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
@@ -217,7 +246,11 @@ QueuedRequest Engine::Describe(const Active& a) const {
   q.ttft_deadline_ns = a.ttft_deadline_ns;
   q.order = a.order;
   q.started = a.HasSequences();
-  q.prompt_tokens = static_cast<int64_t>(a.request.prompt.size());
+  int64_t branch_tokens = 0;
+  for (const auto& b : a.request.branches) branch_tokens += static_cast<int64_t>(b.size());
+  // A group not forked yet still has its branches to compute.
+  const int64_t unforked = a.prompt_done ? 0 : branch_tokens;
+  q.prompt_tokens = static_cast<int64_t>(a.request.prompt.size()) + branch_tokens;
   q.tpot_target_ns = a.targets.tpot_ns;
   int32_t alive = 0;
   int64_t remaining = 0;
@@ -243,7 +276,8 @@ QueuedRequest Engine::Describe(const Active& a) const {
     q.decode_tokens = remaining;
   } else {
     const int64_t left = static_cast<int64_t>(first.tokens.size()) - first.computed;
-    q.prefill_tokens = q.started ? left : std::llround(state_.prefill_share * static_cast<double>(left));
+    q.prefill_tokens =
+        unforked + (q.started ? left : std::llround(state_.prefill_share * static_cast<double>(left)));
     q.prefill_tokens = std::max<int64_t>(1, q.prefill_tokens);
     q.n = a.prompt_done ? std::max<int32_t>(1, alive) : o.n;
     q.decode_tokens = o.embedding    ? 0

@@ -35,6 +35,7 @@ void Engine::CompleteIfDone(Active& a) {
   if (!a.AllFinished()) return;
   Usage usage;
   usage.prompt_tokens = static_cast<int64_t>(a.request.prompt.size());
+  for (const auto& b : a.request.branches) usage.prompt_tokens += static_cast<int64_t>(b.size());
   usage.completion_tokens = a.completion_tokens;
   usage.cached_prompt_tokens = a.cached_tokens;
   Timings t;

@@ -164,6 +164,7 @@ class Engine final : public RequestQueue {
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
   void CompleteIfDone(Active& a);
+  void ForkBranches(Active& a, int64_t now);
   // An embedding request's prompt is in: its result goes to the sink.
   void FinishEmbedding(Active& a, Choice& c, int64_t now);
   // After a step: the forward pass took step_ns for step_tokens tokens, the

@@ -48,6 +48,9 @@ struct Engine::Active {
   int64_t ttft_estimate_ns = -1;  // Admission's prediction, from received.
   int64_t order = 0;             // admission order
   std::vector<Choice> choices;   // one until the prompt is done, then n
+  // Every choice has its own prompt: a group's shared part is done and
+  // its branches forked (or the prompt of a plain request is done and its
+  // n choices forked).
   bool prompt_done = false;
   bool cancelled = false;
   int64_t cached_tokens = 0;
@@ -61,6 +64,7 @@ struct Engine::Active {
   bool completed = false;  // OnComplete sent; removed at the end of the step
   FinishReason finish_reason = FinishReason::kError;  // choice 0's
 
+  bool HasBranches() const { return !request.branches.empty(); }
   bool HasSequences() const {
     return std::any_of(choices.begin(), choices.end(), [](const Choice& c) { return c.seq >= 0; });
   }

@@ -82,6 +82,7 @@ bool Engine::EnsureSequences(Active& a) {
         if (!a.prompt_done) a.cached_tokens = std::max(a.cached_tokens, *matched);
         metrics_.prefix_cache_queries_tokens.Add(static_cast<uint64_t>(c.tokens.size() - 1));
         metrics_.prefix_cache_hits_tokens.Add(static_cast<uint64_t>(*matched));
+        metrics_.prompt_tokens_cached_total.Add(static_cast<uint64_t>(std::min<int64_t>(*matched, c.tokens.size() - c.n_output)));
         std::lock_guard<std::mutex> lock(mu_);
         state_.prefix_queries_tokens += static_cast<int64_t>(c.tokens.size()) - 1;
         state_.prefix_hits_tokens += *matched;
@@ -108,6 +109,36 @@ int64_t Engine::RunningSequences() const {
     for (const Choice& c : p->choices) running += c.seq >= 0;
   }
   return running;
+}
+
+// The shared part of a group is in: every branch forks from its last
+// position (the partial block is copied when a branch writes on) and
+// computes its own tokens from the next step; their last tokens give the
+// choices' first tokens.
+void Engine::ForkBranches(Active& a, int64_t now) {
+  a.prompt_done = true;
+  a.prompt_done_ns = now;
+  int64_t prompt = static_cast<int64_t>(a.request.prompt.size());
+  for (const auto& b : a.request.branches) prompt += static_cast<int64_t>(b.size());
+  metrics_.prompt_tokens_total.Add(static_cast<uint64_t>(prompt));
+  Choice& first = a.choices.front();
+  // The branches after the first take the shared part from it.
+  metrics_.prompt_tokens_cached_total.Add(static_cast<uint64_t>(first.computed) * (a.request.branches.size() - 1));
+  for (size_t i = 1; i < a.request.branches.size(); ++i) {
+    Choice f;
+    f.index = static_cast<int32_t>(i);
+    f.tokens = first.tokens;
+    f.tokens.insert(f.tokens.end(), a.request.branches[i].begin(), a.request.branches[i].end());
+    f.computed = first.computed;
+    auto seq = parts_->kv.Fork(first.seq);
+    if (seq.ok()) {
+      f.seq = *seq;
+    } else {
+      f.computed = 0;  // Computed whole when a sequence frees up.
+    }
+    a.choices.push_back(std::move(f));
+  }
+  first.tokens.insert(first.tokens.end(), a.request.branches[0].begin(), a.request.branches[0].end());
 }
 
 bool Engine::Step() {
@@ -208,11 +239,16 @@ bool Engine::Step() {
   };
   std::vector<Output> outputs;
   std::vector<Active*> pooled_rows;  // The owner of each hidden row.
+  int64_t prompt_positions = 0;
   for (Slot& s : slots) {
     Choice& c = *s.c;
     if (c.feed == 0 || c.seq < 0) continue;
     const int64_t n_tokens = static_cast<int64_t>(c.tokens.size());
     const RequestOptions& o = s.a->request.options;
+    // Positions before the choice's first output (a branch's own prompt
+    // included; not yet forked, its branch is not in `tokens`).
+    const int64_t prompt_length = n_tokens - c.n_output;
+    prompt_positions += std::max<int64_t>(0, std::min(c.computed + c.feed, prompt_length) - c.computed);
     for (int64_t j = 0; j < c.feed; ++j) {
       const int64_t pos = c.computed + j;
       if (o.embedding) {
@@ -221,7 +257,8 @@ bool Engine::Step() {
         if (hidden) pooled_rows.push_back(s.a);
         continue;
       }
-      const bool last = pos == n_tokens - 1;
+      // A group's shared part wants no logits: its branches follow.
+      const bool last = pos == n_tokens - 1 && !(s.a->HasBranches() && !s.a->prompt_done);
       batch.Add(c.tokens[pos], static_cast<int32_t>(pos), c.seq, last);
       if (last) outputs.push_back({s.a, &c});
     }
@@ -231,6 +268,7 @@ bool Engine::Step() {
     std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
     return false;
   }
+  metrics_.prompt_tokens_computed_total.Add(static_cast<uint64_t>(prompt_positions));
   const int64_t t0 = clock_.NowNs();
   {
     // A request admitted while this step runs joins the next one: the
@@ -262,6 +300,9 @@ bool Engine::Step() {
       if (config_.prefix_cache) (void)parts_->kv.Commit(c.seq, c.tokens);
       if (s.a->request.options.embedding && c.computed == static_cast<int64_t>(c.tokens.size())) {
         FinishEmbedding(*s.a, c, now);
+      }
+      if (s.a->HasBranches() && !s.a->prompt_done && c.computed == static_cast<int64_t>(c.tokens.size())) {
+        ForkBranches(*s.a, now);
       }
     }
     for (size_t r = 0; r < outputs.size(); ++r) {

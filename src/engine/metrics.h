@@ -161,6 +161,11 @@ struct EngineMetrics {
   Counter prefix_cache_queries_tokens;  // Prompt tokens looked up in the prefix cache.
   Counter prefix_cache_hits_tokens;     // Of those, found cached.
   Counter prompt_tokens_total;
+  // Prompt positions run through the forward pass (recomputation after a
+  // preemption included), and prompt positions that were not because the
+  // prefix cache or a group's shared part supplied them.
+  Counter prompt_tokens_computed_total;
+  Counter prompt_tokens_cached_total;
   Counter generation_tokens_total;
   CounterVec<FinishReason, kFinishReasonCount> requests_finished;  // By reason.
   CounterVec<RefusalReason, kRefusalReasonCount> refusals;         // kNone not valid.

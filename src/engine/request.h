@@ -111,6 +111,13 @@ class RequestSink {
 
 struct Request {
   std::vector<int32_t> prompt;  // Token ids, non-empty.
+  // A request group (one comment into K languages): when not empty, the
+  // prompt is the part the K prompts share and choice i's prompt is
+  // prompt + branches[i] (each non-empty; options.n == branches.size()).
+  // The shared part is computed once, then the K choices fork from its last
+  // position and run their own tokens; the group is admitted or refused
+  // whole. Usage counts the shared part once.
+  std::vector<std::vector<int32_t>> branches;
   RequestOptions options;
   std::shared_ptr<RequestSink> sink;
   int64_t received_ns = 0;  // 0: the engine stamps it at Submit.

@@ -142,6 +142,10 @@ std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
   w.AddCounter("prefix_cache_hits_tokens", m.prefix_cache_hits_tokens,
             "Prompt tokens found in the prefix cache.");
   w.AddCounter("prompt_tokens_total", m.prompt_tokens_total, "Prompt tokens of accepted requests.");
+  w.AddCounter("prompt_tokens_computed_total", m.prompt_tokens_computed_total,
+               "Prompt positions run through the forward pass (recomputation included).");
+  w.AddCounter("prompt_tokens_cached_total", m.prompt_tokens_cached_total,
+               "Prompt positions taken from the prefix cache or a request group's shared part.");
   w.AddCounter("generation_tokens_total", m.generation_tokens_total, "Output tokens generated.");
   w.AddCounterVec("requests_finished", m.requests_finished, "Requests finished, by finish reason.");
   w.AddCounterVec("refusals", m.refusals, "Requests refused at submission, by reason.");
