@@ -56,6 +56,9 @@ struct ServeOptions {
   std::string body_timeout = "30s";
   std::string idle_timeout = "60s";
   bool log_content = false;
+  std::string translate_cache = "memory";
+  std::string translate_cache_size = "64MiB";
+  std::string translate_cache_ttl = "1h";
   bool no_prefix_cache = false;
 };
 
@@ -114,6 +117,17 @@ int RunServe(const ServeOptions& o) {
   if (!slo_batch.ok()) return ReportError(slo_batch.status());
   auto slo_embedding = ParseTargets("--slo-embedding", o.slo_embedding);
   if (!slo_embedding.ok()) return ReportError(slo_embedding.status());
+  if (absl::Status s = server::CheckTranslateCacheSpec(o.translate_cache); !s.ok()) return ReportError(s);
+  auto cache_bytes = ParseByteSize(o.translate_cache_size);
+  if (!cache_bytes.ok()) return ReportError(StrCat("--translate-cache-size: ", cache_bytes.status().message()));
+  if (*cache_bytes < 4096 || *cache_bytes > (uint64_t{64} << 30)) {
+    return ReportError("--translate-cache-size: 4KiB..64GiB");
+  }
+  auto cache_ttl = ParseDuration(o.translate_cache_ttl);
+  if (!cache_ttl.ok()) return ReportError(StrCat("--translate-cache-ttl: ", cache_ttl.status().message()));
+  if (*cache_ttl < kNsPerSecond || *cache_ttl > 30 * 24 * 3600 * kNsPerSecond) {
+    return ReportError("--translate-cache-ttl: 1s..720h");
+  }
 
   // Signals go to the thread that waits for them: block them before any
   // other thread starts, so every thread inherits the mask.
@@ -173,6 +187,9 @@ int RunServe(const ServeOptions& o) {
   ao.model_name = model_name;
   ao.max_tokens_cap = o.max_tokens;
   ao.log_content = o.log_content;
+  ao.translate_cache = o.translate_cache;
+  ao.translate_cache_bytes = *cache_bytes;
+  ao.translate_cache_ttl = std::chrono::milliseconds(*cache_ttl / kNsPerMs);
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -262,6 +279,12 @@ Command AddServeCommand(CLI::App& parent) {
   cmd->add_option("--idle-timeout", o->idle_timeout,
                   "A kept-alive connection waits this long for its next request (default 60s)");
   cmd->add_flag("--log-content", o->log_content, "Write prompts and outputs to the request log");
+  cmd->add_option("--translate-cache", o->translate_cache,
+                  "Translation cache: memory (default), off, or redis://HOST:PORT");
+  cmd->add_option("--translate-cache-size", o->translate_cache_size,
+                  "Bound of the in-process translation cache (default 64MiB)");
+  cmd->add_option("--translate-cache-ttl", o->translate_cache_ttl,
+                  "How long a cached translation is kept (default 1h)");
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
   return {cmd, [o] { return RunServe(*o); }};
 }

@@ -3,12 +3,33 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/clock.h"
+#include "core/str_cat.h"
 #include "http/server.h"
+#include "translate/translation_cache.h"
 #include "server/error_response.h"
 #include "server/openai_service.h"
 #include "server/request_log.h"
 
 namespace swiftlet::server {
+
+absl::Status CheckTranslateCacheSpec(const std::string& spec) {
+  if (spec == "memory" || spec == "off") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("--translate-cache: \"", spec, "\" is not memory, off or redis://HOST:PORT"));
+}
+
+namespace {
+
+absl::StatusOr<std::shared_ptr<translate::TranslationCache>> MakeTranslateCache(const ApiServerOptions& o) {
+  SWIFTLET_RETURN_IF_ERROR(CheckTranslateCacheSpec(o.translate_cache));
+  if (o.translate_cache == "off") return std::shared_ptr<translate::TranslationCache>();
+  const int64_t ttl_ns = static_cast<int64_t>(o.translate_cache_ttl.count()) * kNsPerMs;
+  return std::shared_ptr<translate::TranslationCache>(
+      std::make_shared<translate::MemoryCache>(o.translate_cache_bytes, ttl_ns));
+}
+
+}  // namespace
 
 struct ApiServer::Parts {
   RequestLog log;
@@ -28,6 +49,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
                                                             absl::StatusOr<Pooling> pooling) {
   auto parts = std::unique_ptr<Parts>(new Parts{RequestLog(stderr, o.log_content), nullptr, nullptr});
   ServiceConfig sc;
+  SWIFTLET_ASSIGN_OR_RETURN(sc.translate_cache, MakeTranslateCache(o));
   sc.model_name = o.model_name;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;

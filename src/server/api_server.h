@@ -35,7 +35,16 @@ struct ApiServerOptions {
   std::string model_name = "model";  // The id clients name in `model`.
   int32_t max_tokens_cap = 0;        // 0: the engine's context.
   bool log_content = false;          // Prompts and outputs in the request log.
+  // The translation cache: "memory" (in-process LRU), "off", or
+  // "redis://HOST:PORT" (see CheckTranslateCacheSpec).
+  std::string translate_cache = "memory";
+  uint64_t translate_cache_bytes = uint64_t{64} << 20;  // memory: the LRU's bound.
+  std::chrono::milliseconds translate_cache_ttl{3'600'000};
 };
+
+// InvalidArgument naming the flag when `spec` is not a translate_cache
+// value above (so serve can refuse it before the model loads).
+absl::Status CheckTranslateCacheSpec(const std::string& spec);
 
 class ApiServer {
  public:

@@ -15,6 +15,7 @@
 #include "server/error_response.h"
 #include "server/embedding_call.h"
 #include "server/generation_call.h"
+#include "server/prometheus_text.h"
 
 namespace swiftlet::server {
 namespace {
@@ -43,6 +44,11 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   config_.limits.max_tokens_limit = static_cast<int32_t>(
       config_.max_tokens_cap > 0 ? std::min<int64_t>(config_.max_tokens_cap, engine_.context())
                                  : engine_.context());
+  translate::TranslationServiceConfig tc;
+  tc.model_name = config_.model_name;
+  translation_ = std::make_unique<translate::TranslationService>(
+      engine_, tokenizer_, chat_, translate::LanguageTable::BuiltIn(), config_.translate_cache.get(),
+      translate_metrics_, tc, engine_.config().clock);
   std::random_device rd;
   seeds_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());
   id_prefix_ = Hex(seeds_() >> 16, 12);
@@ -54,6 +60,8 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("POST", "/v1/completions", bind(&OpenAiService::Completions));
   router_.Add("POST", "/v1/chat/completions", bind(&OpenAiService::ChatCompletions));
   router_.Add("POST", "/v1/embeddings", bind(&OpenAiService::Embeddings));
+  router_.Add("POST", "/v1/translate", bind(&OpenAiService::Translate));
+  router_.Add("DELETE", "/v1/translate/cache", bind(&OpenAiService::ClearTranslateCache));
   router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
   router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
   router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));
@@ -492,6 +500,8 @@ void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer)
   metrics_.CountRequest("/metrics", 200);
   std::string body = metrics_.Format(engine_.metrics(), config_.model_name, connections_ ? connections_() : 0,
                                      log_.dropped());
+  const translate::CacheStats cache = config_.translate_cache ? config_.translate_cache->stats() : translate::CacheStats{};
+  body += FormatTranslatePrometheus(translate_metrics_, config_.translate_cache ? &cache : nullptr);
   writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                   std::move(body));
 }

@@ -38,6 +38,9 @@
 #include "server/server_metrics.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
+#include "translate/translate_metrics.h"
+#include "translate/translation_cache.h"
+#include "translate/translation_service.h"
 
 namespace swiftlet::server {
 
@@ -45,6 +48,8 @@ struct ServiceConfig {
   std::string model_name;  // The id clients name in `model`.
   int32_t max_tokens_cap = 0;  // 0: the engine's context.
   api::ParseLimits limits;     // max_n and max_tokens_limit are set from the engine.
+  // The translation cache (null: none); shared with whoever made it.
+  std::shared_ptr<translate::TranslationCache> translate_cache;
 };
 
 class OpenAiService {
@@ -76,6 +81,9 @@ class OpenAiService {
   void Completions(const http::HttpRequest& request, Writer writer);
   void ChatCompletions(const http::HttpRequest& request, Writer writer);
   void Embeddings(const http::HttpRequest& request, Writer writer);
+  // server/translate_routes.cc
+  void Translate(const http::HttpRequest& request, Writer writer);
+  void ClearTranslateCache(const http::HttpRequest& request, Writer writer);
   void Models(const http::HttpRequest& request, Writer writer);
   void ModelById(const http::HttpRequest& request, Writer writer);
   void Tokenize(const http::HttpRequest& request, Writer writer);
@@ -118,6 +126,8 @@ class OpenAiService {
   const int64_t created_;  // Unix seconds at start: the model's "created".
   Router router_;
   ServerMetrics metrics_;
+  translate::TranslateMetrics translate_metrics_;
+  std::unique_ptr<translate::TranslationService> translation_;
   std::function<size_t()> connections_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};

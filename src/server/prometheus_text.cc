@@ -54,6 +54,28 @@ class Writer {
     StrAppend(prefix_, name, "_count ", s.count, "\n");
   }
 
+  // One histogram per label value, as one family.
+  void AddHistogramFamily(std::string_view name, std::string_view label,
+                          const std::vector<std::pair<std::string, HistogramSnapshot>>& series,
+                          std::string_view help) {
+    Header(name, "histogram", help);
+    for (const auto& [value, s] : series) {
+      const std::string l = StrCat(label, "=\"", EscapePrometheusLabel(value), "\"");
+      for (size_t i = 0; i <= s.bounds.size(); ++i) {
+        const std::string le = i < s.bounds.size() ? FormatPrometheusValue(s.bounds[i]) : std::string("+Inf");
+        StrAppend(prefix_, name, "_bucket{", l, ",le=\"", le, "\"} ", s.cumulative[i], "\n");
+      }
+      StrAppend(prefix_, name, "_sum{", l, "} ", FormatPrometheusValue(s.sum), "\n");
+      StrAppend(prefix_, name, "_count{", l, "} ", s.count, "\n");
+    }
+  }
+
+  void AddValue(std::string_view name, std::string_view type, double value, std::string_view help) {
+    const std::string n = type == "counter" ? CounterName(name) : std::string(name);
+    Header(n, type, help);
+    StrAppend(prefix_, n, " ", FormatPrometheusValue(value), "\n");
+  }
+
   void AddGauge(std::string_view name, const Gauge& g, std::string_view help) {
     Header(name, "gauge", help);
     StrAppend(prefix_, name, " ", g.Value(), "\n");
@@ -154,5 +176,40 @@ std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
   return w.Take();
 }
 
+
+std::string FormatTranslatePrometheus(const translate::TranslateMetrics& m, const translate::CacheStats* cache,
+                                      std::string_view prefix) {
+  SWIFTLET_CHECK(IsMetricNamePrefix(prefix));
+  Writer w(prefix);
+  w.AddHistogramFamily("translate_latency_seconds", "language", m.LanguageLatencies(),
+                       "Per target language: request received to its translation finished, in seconds.");
+  w.AddCounter("translations_total", m.translations_total, "Translations answered (computed or cached).");
+  w.AddCounter("translations_cached_total", m.translations_cached_total,
+               "Translations answered from the translation cache.");
+  w.AddCounter("translate_glossary_failures_total", m.glossary_failures_total,
+               "Translations whose placeholders or fixed glossary terms did not survive (glossary_ok false).");
+  w.AddCounter("translate_dropped_late_total", m.dropped_late_total,
+               "Live-stream translations dropped because their budget had passed.");
+  w.AddCounter("translate_dropped_overflow_total", m.dropped_overflow_total,
+               "Live-stream comments dropped because the stream's queue was full.");
+  w.AddCounter("translate_stream_comments_total", m.stream_comments_total, "Comments received on live streams.");
+  w.AddGauge("translate_streams_active", m.streams_active, "Live translation streams open now.");
+  w.AddHistogram("translate_stream_queue_depth", m.stream_queue_depth,
+                 "Comments queued on a live stream, observed at each arrival.");
+  if (cache != nullptr) {
+    w.AddValue("translate_cache_hits", "counter", static_cast<double>(cache->hits), "Translation cache hits.");
+    w.AddValue("translate_cache_misses", "counter", static_cast<double>(cache->misses),
+               "Translation cache misses (backend errors included).");
+    w.AddValue("translate_cache_evictions", "counter", static_cast<double>(cache->evictions),
+               "Translation cache entries pushed out by its size bound.");
+    w.AddValue("translate_cache_errors", "counter", static_cast<double>(cache->errors),
+               "Translation cache backend failures.");
+    w.AddValue("translate_cache_entries", "gauge", static_cast<double>(cache->entries),
+               "Entries in the in-process translation cache.");
+    w.AddValue("translate_cache_bytes", "gauge", static_cast<double>(cache->bytes),
+               "Bytes held by the in-process translation cache.");
+  }
+  return w.Take();
+}
 
 }  // namespace swiftlet::server

@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "engine/metrics.h"
+#include "translate/translate_metrics.h"
+#include "translate/translation_cache.h"
 
 namespace swiftlet::server {
 
@@ -14,6 +16,10 @@ namespace swiftlet::server {
 // `prefix` (a valid metric name prefix, checked). Histograms give cumulative
 // `_bucket{le="..."}` lines ending with le="+Inf", then `_sum` and `_count`.
 std::string FormatPrometheus(const EngineMetrics& metrics, std::string_view prefix = "swiftlet_");
+
+// The translation service's metrics (and its cache's, when it has one).
+std::string FormatTranslatePrometheus(const translate::TranslateMetrics& metrics, const translate::CacheStats* cache,
+                                      std::string_view prefix = "swiftlet_");
 
 // A sample value: shortest round-trip form, or NaN, +Inf, -Inf.
 std::string FormatPrometheusValue(double v);
