@@ -10,12 +10,14 @@
 
 namespace swiftlet::translate {
 
-std::string TranslationInstruction(const TranslationPromptSpec& spec, const Language& target) {
+std::string TargetCue(const Language& target) { return StrCat(target.english, ": "); }
+
+std::string TranslationInstruction(const TranslationPromptSpec& spec) {
   std::string s =
       "You translate comments from a live video stream for viewers who speak another language. "
       "Translate the comment below";
   if (spec.source != nullptr) s += StrCat(" from ", spec.source->english);
-  s += " into the language named at the end. Keep its tone, slang and emoji. Reply with the "
+  s += " into the language your answer starts with. Keep its tone, slang and emoji. Answer with the "
        "translation only, on one line.";
   if (spec.has_placeholders) {
     s += StrCat(" Marks such as ", Placeholder(1),
@@ -25,19 +27,21 @@ std::string TranslationInstruction(const TranslationPromptSpec& spec, const Lang
     s += " Always translate these terms as given:";
     for (const auto& [term, translation] : spec.fixed_terms) s += StrCat(" \"", term, "\" as \"", translation, "\";");
   }
-  s += StrCat("\n\nComment:\n", spec.masked_text, "\n\nTarget language: ", target.english, ".");
+  s += StrCat("\n\nComment:\n", spec.masked_text);
   return s;
 }
 
 absl::StatusOr<GroupPrompt> LayoutTranslation(const ChatTemplate& chat, const Tokenizer& tokenizer,
                                               const TranslationPromptSpec& spec) {
   if (spec.targets.empty()) return absl::InvalidArgumentError("no target language");
+  const ChatMessage turn{"user", TranslationInstruction(spec)};
+  SWIFTLET_ASSIGN_OR_RETURN(std::vector<ChatPiece> pieces, chat.Render({&turn, 1}, /*add_generation_prompt=*/true));
+  std::vector<TextPiece> common_parts;
+  for (const ChatPiece& p : pieces) common_parts.push_back({p.text, !p.from_user});
   std::vector<std::vector<int32_t>> prompts;
   for (const Language* target : spec.targets) {
-    const ChatMessage turn{"user", TranslationInstruction(spec, *target)};
-    SWIFTLET_ASSIGN_OR_RETURN(std::vector<ChatPiece> pieces, chat.Render({&turn, 1}, /*add_generation_prompt=*/true));
-    std::vector<TextPiece> parts;
-    for (const ChatPiece& p : pieces) parts.push_back({p.text, !p.from_user});
+    std::vector<TextPiece> parts = common_parts;
+    parts.push_back({TargetCue(*target), /*parse_special=*/false});
     prompts.push_back(tokenizer.EncodeMixed(parts, /*add_bos=*/false));
     if (prompts.back().empty()) return absl::InvalidArgumentError("the translation prompt has no tokens");
   }

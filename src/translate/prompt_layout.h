@@ -1,13 +1,16 @@
 // The prompt of one comment into K languages, laid out so that everything
 // but the target language is shared:
 //
-//   [template head][instruction + glossary][comment][target language][template tail]
+//   [template head][instruction + glossary][comment][template tail][target language cue]
 //
-// all inside one user turn of the model's chat template (every template
-// family has one; not all have a system turn). Each language's prompt is
-// tokenized whole, and the group's shared part is the longest common token
-// prefix of the K prompts, so a tokenizer merging across the boundary cannot
-// make a branch differ from the prompt it stands for.
+// The instruction and the comment are one user turn of the model's chat
+// template (every family has one; not all have a system turn); the target
+// language opens the assistant's answer ("Japanese: "), so the template's
+// closing markers stay in the shared part and a branch is a few tokens
+// whatever the template. Each language's prompt is tokenized whole, and the
+// group's shared part is the longest common token prefix of the K prompts,
+// so a tokenizer merging across the boundary cannot make a branch differ
+// from the prompt it stands for.
 //
 // Thread-safe (pure functions of their arguments).
 #pragma once
@@ -41,9 +44,11 @@ struct GroupPrompt {
   std::vector<std::vector<int32_t>> branches;    // Per target, non-empty; shared + branches[i] is its prompt.
 };
 
-// The user turn's text for one target (what the prompt says, for tests and
-// --log-content).
-std::string TranslationInstruction(const TranslationPromptSpec& spec, const Language& target);
+// The user turn's text (instruction, glossary and comment), the same for
+// every target.
+std::string TranslationInstruction(const TranslationPromptSpec& spec);
+// What opens the answer for one target: its English name and ": ".
+std::string TargetCue(const Language& target);
 
 absl::StatusOr<GroupPrompt> LayoutTranslation(const ChatTemplate& chat, const Tokenizer& tokenizer,
                                               const TranslationPromptSpec& spec);
