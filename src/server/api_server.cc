@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "core/str_cat.h"
 #include "http/server.h"
+#include "translate/redis_cache.h"
 #include "translate/translation_cache.h"
 #include "server/error_response.h"
 #include "server/openai_service.h"
@@ -15,6 +16,11 @@ namespace swiftlet::server {
 
 absl::Status CheckTranslateCacheSpec(const std::string& spec) {
   if (spec == "memory" || spec == "off") return absl::OkStatus();
+  if (spec.rfind("redis://", 0) == 0) {
+    auto redis = translate::ParseRedisUrl(spec);
+    if (!redis.ok()) return absl::InvalidArgumentError(StrCat("--translate-cache: ", redis.status().message()));
+    return absl::OkStatus();
+  }
   return absl::InvalidArgumentError(
       StrCat("--translate-cache: \"", spec, "\" is not memory, off or redis://HOST:PORT"));
 }
@@ -24,6 +30,11 @@ namespace {
 absl::StatusOr<std::shared_ptr<translate::TranslationCache>> MakeTranslateCache(const ApiServerOptions& o) {
   SWIFTLET_RETURN_IF_ERROR(CheckTranslateCacheSpec(o.translate_cache));
   if (o.translate_cache == "off") return std::shared_ptr<translate::TranslationCache>();
+  if (o.translate_cache.rfind("redis://", 0) == 0) {
+    SWIFTLET_ASSIGN_OR_RETURN(translate::RedisCacheOptions redis, translate::ParseRedisUrl(o.translate_cache));
+    redis.ttl_ms = o.translate_cache_ttl.count();
+    return std::shared_ptr<translate::TranslationCache>(std::make_shared<translate::RedisCache>(redis));
+  }
   const int64_t ttl_ns = static_cast<int64_t>(o.translate_cache_ttl.count()) * kNsPerMs;
   return std::shared_ptr<translate::TranslationCache>(
       std::make_shared<translate::MemoryCache>(o.translate_cache_bytes, ttl_ns));
