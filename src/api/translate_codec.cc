@@ -158,6 +158,7 @@ absl::StatusOr<TranslateRequest> ParseTranslateRequest(std::string_view body, co
     SWIFTLET_RETURN_IF_ERROR(BoundedString(*id, "stream_id", kMaxStreamIdBytes, s));
     request.stream_id = std::move(s);
   }
+  SWIFTLET_RETURN_IF_ERROR(r.Bool("ignore_eos", request.ignore_eos));
   std::optional<std::string> priority;
   SWIFTLET_RETURN_IF_ERROR(r.String("priority", priority));
   if (priority) {
@@ -181,6 +182,7 @@ std::string SerializeTranslateRequest(const TranslateRequest& request) {
   if (request.max_tokens) j["max_tokens"] = *request.max_tokens;
   if (request.stream_id) j["stream_id"] = *request.stream_id;
   if (request.priority != Priority::kInteractive) j["priority"] = PriorityName(request.priority);
+  if (request.ignore_eos) j["ignore_eos"] = true;
   return internal::Dump(j);
 }
 

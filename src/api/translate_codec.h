@@ -49,6 +49,10 @@ struct TranslateRequest {
   std::optional<int32_t> max_tokens;  // Per translation, 1..kMaxTranslateTokens.
   std::optional<std::string> stream_id;
   Priority priority = Priority::kInteractive;
+  // Load testing: every translation runs to max_tokens (no end-of-text, no
+  // stop at the line end), so every comment asks the same work, as the
+  // chat API's ignore_eos extension does.
+  bool ignore_eos = false;
   bool operator==(const TranslateRequest&) const = default;
 };
 

@@ -63,7 +63,16 @@ Command AddBenchCommand(CLI::App& parent) {
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   cmd->add_option("--languages", o->languages,
                   "live-comments: target languages per comment (default 3)")
-      ->check(CLI::Range(1, 10));
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--transport", o->transport,
+                  "live-comments: websocket, translate or chat; measures per comment (all K languages) "
+                  "instead of per request");
+  cmd->add_option("--comment-rate", o->comment_rates,
+                  "live-comments with --transport: comments per second per stream; a list is a sweep")
+      ->delimiter(',');
+  cmd->add_option("--budget", o->budget,
+                  "live-comments with --transport: a comment counts when all its languages came within "
+                  "this (default 800ms)");
   cmd->add_option("--slo", o->slo, "Targets, e.g. ttft=500ms,tpot=100ms[,e2e=2s]");
   cmd->add_option("--timeout", o->timeout,
                   "Per request, and the wait for answers after a point (default 120s)");

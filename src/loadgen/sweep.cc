@@ -15,6 +15,8 @@
 #include "core/str_cat.h"
 #include "http/client.h"
 #include "loadgen/arrival_schedule.h"
+#include "loadgen/comment_load.h"
+#include "loadgen/comment_report.h"
 #include "loadgen/load_runner.h"
 #include "loadgen/point_summary.h"
 #include "loadgen/report.h"
@@ -118,12 +120,112 @@ ProgressFn ProgressBar(const std::string& label) {
   };
 }
 
+
+// live-comments with --transport: the per-comment load, a point per
+// --comment-rate.
+absl::Status RunCommentSweep(const SweepOptions& o, const ParsedUrl& url) {
+  if (o.workload != "live-comments") return absl::InvalidArgumentError("--transport: only with --workload live-comments");
+  if (o.comment_rates.empty()) return absl::InvalidArgumentError("--comment-rate: required with --transport");
+  if (!o.rates.empty() || !o.concurrencies.empty()) {
+    return absl::InvalidArgumentError("--transport: give --comment-rate, not --rate or --concurrency");
+  }
+  auto budget = ParseDuration(o.budget);
+  if (!budget.ok() || *budget <= 0) return absl::InvalidArgumentError("--budget: expected a positive duration such as 800ms");
+  auto timeout = ParseDuration(o.timeout);
+  if (!timeout.ok() || *timeout <= 0) return absl::InvalidArgumentError("--timeout: expected a positive duration such as 120s");
+  auto output = LengthSpec::Parse(o.output_tokens);
+  if (!output.ok()) return absl::InvalidArgumentError(StrCat("--output-tokens: ", output.status().message()));
+  int64_t duration_ns = 0;
+  if (!o.duration.empty()) {
+    auto d = ParseDuration(o.duration);
+    if (!d.ok() || *d <= 0) return absl::InvalidArgumentError("--duration: expected a positive duration such as 30s");
+    duration_ns = *d;
+  }
+  CommentLoadOptions base;
+  base.host = url.host;
+  base.port = url.port;
+  base.prefix = url.prefix;
+  base.transport = o.transport;
+  base.languages = DefaultLanguages(o.languages);
+  base.streams = o.streams;
+  base.comments = o.requests;
+  base.duration_ns = duration_ns;
+  base.budget_ns = *budget;
+  base.output_tokens = static_cast<int32_t>(output->max);
+  base.drain_timeout_ns = *timeout;
+  for (double rate : o.comment_rates) {
+    CommentLoadOptions p = base;
+    p.comment_rate = rate;
+    SWIFTLET_RETURN_IF_ERROR(ValidateCommentLoad(p));
+  }
+  http::HttpClientOptions client_options;
+  client_options.host = url.host;
+  client_options.port = url.port;
+  http::HttpClient client(client_options);
+  std::string model = o.model;
+  if (model.empty()) {
+    auto m = FirstModel(client, url.prefix);
+    if (!m.ok()) return absl::UnavailableError(StrCat(o.url, ": ", m.status().message()));
+    model = *m;
+  }
+  base.model = model;
+  CommentSweepParameters params;
+  params.url = o.url;
+  params.model = model;
+  params.transport = o.transport;
+  params.languages = base.languages;
+  params.streams = o.streams;
+  params.budget_ms = *budget / kNsPerMs;
+  params.output_tokens = base.output_tokens;
+  params.started_utc = UtcNow();
+  params.client_machine = o.client_machine;
+  std::printf("swiftlet bench: %s, model %s, live comments over %s, %lld streams, %zu languages, %d tokens each, "
+              "budget %lld ms\nclient: %s\n",
+              o.url.c_str(), model.c_str(), o.transport.c_str(), static_cast<long long>(o.streams),
+              base.languages.size(), base.output_tokens, static_cast<long long>(params.budget_ms),
+              o.client_machine.c_str());
+  std::fflush(stdout);
+  std::vector<CommentPoint> points;
+  for (size_t i = 0; i < o.comment_rates.size(); ++i) {
+    CommentLoadOptions p = base;
+    p.comment_rate = o.comment_rates[i];
+    p.seed = o.seed + i * 7919;
+    const double expected = o.requests > 0 ? static_cast<double>(o.requests)
+                                           : p.comment_rate * static_cast<double>(o.streams) * static_cast<double>(duration_ns) / 1e9;
+    p.warmup_comments = o.warmup >= 0 ? o.warmup : std::min<int64_t>(20, static_cast<int64_t>(expected / 10));
+    std::fprintf(stderr, "swiftlet bench: %.2f comments/s per stream\n", p.comment_rate);
+    auto run = RunCommentLoad(p, SystemClock(), SystemSleep());
+    if (!run.ok()) return absl::UnavailableError(StrCat(o.url, ": ", run.status().message()));
+    CommentPoint point;
+    point.comment_rate = p.comment_rate;
+    point.report = SummarizeComments(run->outcomes, p.budget_ns, static_cast<int>(p.languages.size()));
+    point.run = *std::move(run);
+    std::printf("%s", FormatCommentPoint(params, point).c_str());
+    std::fflush(stdout);
+    points.push_back(std::move(point));
+  }
+  std::printf("\n%s", FormatCommentTable(params, points).c_str());
+  if (!o.json_path.empty()) {
+    if (absl::Status s = WriteFile(o.json_path, CommentReportJson(params, points)); !s.ok()) {
+      return absl::DataLossError(StrCat("--json: ", s.message()));
+    }
+  }
+  if (!o.html_path.empty()) {
+    if (absl::Status s = WriteFile(o.html_path, CommentReportHtml(params, points)); !s.ok()) {
+      return absl::DataLossError(StrCat("--html: ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunSweep(const SweepOptions& o) {
   if (o.url.empty()) return absl::InvalidArgumentError("bench: give --url (the server to load), or run `swiftlet bench engine`");
   auto url = ParseUrl(o.url);
   if (!url.ok()) return absl::InvalidArgumentError(StrCat("--url: ", url.status().message()));
+  if (!o.transport.empty()) return RunCommentSweep(o, *url);
+  if (!o.comment_rates.empty()) return absl::InvalidArgumentError("--comment-rate: only with --transport");
   if (o.rates.empty() == o.concurrencies.empty()) {
     return absl::InvalidArgumentError("bench: give exactly one of --rate and --concurrency");
   }

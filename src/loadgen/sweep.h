@@ -29,6 +29,10 @@ struct SweepOptions {
   int64_t streams = 1;
   int languages = 3;
   int64_t shared_prefix_words = 0;    // synthetic: words shared by every prompt.
+  // live-comments measured per comment (loadgen/comment_load.h).
+  std::string transport;              // Empty: per request, as K chat completions.
+  std::vector<double> comment_rates;  // Per stream.
+  std::string budget = "800ms";
   std::string slo = "ttft=500ms,tpot=100ms";
   std::string timeout = "120s";       // Per request, and the drain wait of a point.
   uint64_t seed = 1;

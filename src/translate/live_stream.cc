@@ -100,6 +100,11 @@ absl::StatusOr<LiveStreamOptions> ParseLiveStreamQuery(std::string_view query, c
     } else if (key == "max_queue") {
       SWIFTLET_ASSIGN_OR_RETURN(int64_t n, Integer(value, key, 1, kMaxQueueLimit));
       o.max_queue = static_cast<size_t>(n);
+    } else if (key == "ignore_eos") {
+      if (value != "0" && value != "1" && value != "true" && value != "false") {
+        return api::InvalidParam(key, "expected 1, 0, true or false");
+      }
+      o.ignore_eos = value == "1" || value == "true";
     } else if (key == "source" || key == "source_language") {
       const Language* l = languages.Find(value);
       if (l == nullptr) return api::InvalidParam(key, StrCat("unknown language \"", value, "\""));
@@ -232,6 +237,7 @@ void LiveStream::StartWaiting() {
       request.glossary = options_.glossary;
       request.budget_ms = options_.budget_ms;
       if (options_.max_tokens > 0) request.max_tokens = options_.max_tokens;
+      request.ignore_eos = options_.ignore_eos;
       ctx.received_ns = next->received_ns;
     }
     std::weak_ptr<LiveStream> weak = weak_from_this();

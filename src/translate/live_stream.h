@@ -53,10 +53,11 @@ struct LiveStreamOptions {
   int32_t max_tokens = 0;  // 0: the service's default.
   size_t max_queue = 32;
   size_t max_in_flight = 2;
+  bool ignore_eos = false;  // Load testing: see api::TranslateRequest.
 };
 
 // The stream's query string (languages=en,ja&budget_ms=800&source=en&
-// keep=Term1,Term2&max_tokens=N&max_queue=N), checked against the
+// keep=Term1,Term2&max_tokens=N&max_queue=N&ignore_eos=1), checked against the
 // service's language table; InvalidArgument naming the parameter.
 absl::StatusOr<LiveStreamOptions> ParseLiveStreamQuery(std::string_view query, const LanguageTable& languages);
 

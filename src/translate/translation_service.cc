@@ -239,6 +239,11 @@ void TranslateJob::SubmitGroups() {
       r.options.sampling.temperature = 0;  // A translation, not a story: greedy.
       r.options.max_tokens = s_->max_tokens;
       r.options.stop = {"\n"};  // One line, as the instruction asks.
+      if (s_->request.ignore_eos) {
+        r.options.stop.clear();
+        r.options.ignore_eos = true;
+        r.options.min_tokens = r.options.max_tokens;
+      }
       r.options.latency_class =
           s_->request.priority == api::Priority::kBatch ? LatencyClass::kBatch : LatencyClass::kInteractive;
       if (s_->budget_ns > 0) {
