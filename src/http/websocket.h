@@ -53,7 +53,10 @@ struct WebSocketOptions {
   // A ping goes out every ping_interval; a peer from which nothing at all
   // (a pong or any other frame) arrived during the interval after a ping is
   // dropped without a close frame (on_close reports 1006). So a silent peer
-  // is cut off after one to two intervals. 0: no pings and no idle limit.
+  // is cut off after one to two intervals. Pings cannot be turned off (a
+  // value under 1 ms counts as 1 ms): the same timer bounds the closing
+  // handshakes that Beast runs by itself (answering the peer's close frame,
+  // failing a bad frame), which a peer could otherwise hold open.
   std::chrono::milliseconds ping_interval{15'000};
   // Server: writing the 101 answer. Client: resolving, connecting and the
   // whole upgrade exchange.

@@ -8,14 +8,17 @@
 //   kOpen       a read is always pending (Beast answers pings and notices
 //               close frames only while reading); writes go one at a time
 //               from queue_
-//   kDone       on_close has run
+//   kLingering  on_close has run; the half-closed socket is drained until
+//               the peer closes it too, or the close deadline passes
+//   kDone       the socket is closed and the owner told (`finished`)
 // Closing is a flag on top of kOpen: sends are refused, the close frame
 // goes out after the messages queued before it (or at once, dropping them,
 // for urgent closes), and our deadline (close_timeout) drops the TCP
-// connection if the peer does not finish the handshake. The session ends
-// when the pending read fails, which Beast makes happen for every ending:
-// a close handshake either side began, a protocol error (Beast sends
-// 1002/1007/1009 itself), its ping timeout, or the socket closed under it.
+// connection if the peer does not finish the handshake. The connection
+// ends when the pending read fails, which Beast makes happen for every
+// ending: a close handshake either side began, a protocol error (Beast
+// sends 1002/1007/1009 itself), its ping timeout, or the socket closed
+// under it.
 #include "http/websocket_session.h"
 
 #include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
@@ -26,6 +29,7 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -42,7 +46,32 @@ namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
-using Stream = websocket::stream<tcp::socket, /*deflateSupported=*/false>;
+// A TCP socket whose WebSocket teardown (found by Beast through ADL) only
+// half-closes and returns at once. Beast's own teardown for sockets waits
+// for the peer's EOF, and after a close that Beast begins inside a read (a
+// bad frame, the peer's close frame) nothing but the ping timer would bound
+// that wait, and the read would end as a timeout, hiding the close code.
+// The session drains and closes the socket itself (Session::Linger).
+class Socket : public tcp::socket {
+ public:
+  using tcp::socket::basic_stream_socket;
+  Socket& operator=(tcp::socket&& other) {
+    tcp::socket::operator=(std::move(other));
+    return *this;
+  }
+};
+
+template <class Handler>
+void async_teardown(beast::role_type, Socket& socket, Handler&& handler) {
+  error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  // Success whatever shutdown said: the close frames are already through,
+  // and Beast would report a shutdown error instead of the close code.
+  asio::post(socket.get_executor(),
+             beast::bind_front_handler(std::forward<Handler>(handler), error_code()));
+}
+
+using Stream = websocket::stream<Socket, /*deflateSupported=*/false>;
 
 // A close frame's reason is at most 123 bytes (125 minus the code).
 constexpr size_t kMaxCloseReason = 123;
@@ -79,7 +108,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   bool Post(std::function<void()> fn) override { return post_(std::move(fn)); }
 
   void Send(std::string text, size_t counted) override {
-    if (phase_ == Phase::kDone || closing_) {
+    if (ended() || closing_) {
       send_->Release(counted);
       return;
     }
@@ -118,13 +147,13 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
         [self = shared_from_this(), host, port, target = std::move(target),
          headers = std::move(headers)](error_code ec,
                                        tcp::resolver::results_type results) mutable {
-          if (self->phase_ == Phase::kDone) return;
+          if (self->ended()) return;
           if (ec) return self->FailHandshake("resolve failed", ec);
           asio::async_connect(
               self->ws_.next_layer(), results,
               [self, host = std::move(host), port, target = std::move(target),
                headers = std::move(headers)](error_code ec2, const tcp::endpoint&) mutable {
-                if (self->phase_ == Phase::kDone) return;
+                if (self->ended()) return;
                 if (ec2) return self->FailHandshake("connect failed", ec2);
                 self->Handshake(StrCat(host, ":", port), target, std::move(headers));
               });
@@ -142,7 +171,10 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   }
 
  private:
-  enum class Phase { kNew, kHandshake, kOpen, kDone };
+  enum class Phase { kNew, kHandshake, kOpen, kLingering, kDone };
+
+  // on_close has run; the socket may still be lingering.
+  bool ended() const { return phase_ == Phase::kLingering || phase_ == Phase::kDone; }
 
   struct Out {
     std::string text;
@@ -155,20 +187,27 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     ws_.next_layer().set_option(tcp::no_delay(true), ignored);  // Small messages must not wait.
     ws_.read_message_max(std::max<size_t>(1, options_.max_message_bytes));
     ws_.auto_fragment(false);
+    SetBeastTimeout(options_.handshake_timeout);
+    // Beast tells us about close frames only through this callback; a
+    // close handshake whose TCP teardown fails still carries the peer's code.
+    ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
+      if (kind == websocket::frame_type::close) peer_close_seen_ = true;
+    });
+  }
+
+  // Beast's own timer: `handshake` bounds the opening and closing
+  // handshakes (Beast reads it when the status changes), idle_timeout
+  // drives the pings.
+  void SetBeastTimeout(std::chrono::milliseconds handshake) {
     websocket::stream_base::timeout timeout;
-    // Beast's timer bounds the handshakes it runs itself (answering a
-    // peer's close, failing on bad frames); our deadline is the sharper one
-    // for those we start.
-    timeout.handshake_timeout = std::max(options_.handshake_timeout, options_.close_timeout);
-    if (options_.ping_interval.count() > 0) {
-      // Beast pings every idle_timeout / 2 and gives up after a silent
-      // half; see WebSocketOptions::ping_interval.
-      timeout.idle_timeout = 2 * options_.ping_interval;
-      timeout.keep_alive_pings = true;
-    } else {
-      timeout.idle_timeout = websocket::stream_base::none();
-      timeout.keep_alive_pings = false;
-    }
+    timeout.handshake_timeout = handshake;
+    // Beast pings every idle_timeout / 2 and gives up after a silent half;
+    // see WebSocketOptions::ping_interval. Beast re-arms this timer only as
+    // a read starts, and a close it begins on its own inside a read (a bad
+    // frame, the peer's close) waits for the peer's EOF under this timer
+    // alone, so it must always run.
+    timeout.idle_timeout = 2 * std::max(options_.ping_interval, std::chrono::milliseconds(1));
+    timeout.keep_alive_pings = true;
     ws_.set_option(timeout);
   }
 
@@ -199,10 +238,14 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   }
 
   void OnHandshake(error_code ec) {
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     if (ec) return FailHandshake("upgrade failed", ec);
     CancelDeadline();
     phase_ = Phase::kOpen;
+    // From now on Beast's handshake timer bounds the closes it runs itself
+    // (answering the peer's close, failing on a bad frame); ours, those we
+    // start.
+    SetBeastTimeout(options_.close_timeout);
     Headers response_fields;
     if (response_) {
       http_status_ = static_cast<int>(response_->result_int());
@@ -212,7 +255,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       response_.reset();
     }
     if (events_.on_open) events_.on_open(response_fields);
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     Read();
     if (closing_) ArmDeadline(options_.close_timeout);
     Pump();
@@ -245,7 +288,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   }
 
   void OnRead(error_code ec) {
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     if (ec) return Finish(EndAfter(ec));
     if (closing_) {
       read_buf_.consume(read_buf_.size());  // Closing: late messages are dropped.
@@ -259,12 +302,13 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       if (events_.on_message) events_.on_message(std::move(text));
     }
     if (read_buf_.capacity() > kKeptReadCapacity) read_buf_.shrink_to_fit();
-    if (phase_ != Phase::kDone) Read();
+    if (!ended()) Read();
   }
 
   // How the connection ended, from the error that ended the pending read.
   WsEnd EndAfter(const error_code& ec) {
-    const bool peer_closed_first = ec == websocket::error::closed && !close_frame_sent_;
+    const bool peer_closed_first =
+        (ec == websocket::error::closed || peer_close_seen_) && !close_frame_sent_;
     if (closing_ && !peer_closed_first) {
       absl::Status status;
       if (dropped_) {
@@ -274,7 +318,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       }
       return MakeEnd(close_code_, close_reason_, status);
     }
-    if (ec == websocket::error::closed) {
+    if (ec == websocket::error::closed || peer_close_seen_) {
       const websocket::close_reason& r = ws_.reason();
       int code = r.code == websocket::close_code::none ? websocket_close::kNoStatus
                                                        : static_cast<int>(r.code);
@@ -302,7 +346,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   }
 
   void BeginClose(int code, std::string reason, bool urgent, std::chrono::milliseconds limit) {
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     send_->MarkClosed();
     if (urgent) DropQueued();
     if (closing_) {  // A second, urgent close may only shorten the wait.
@@ -347,7 +391,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       ws_.async_close(websocket::close_reason(static_cast<websocket::close_code>(close_code_),
                                               close_reason_),
                       [self = shared_from_this()](error_code ec) {
-                        if (ec && self->phase_ != Phase::kDone) self->Drop();
+                        if (ec && !self->ended()) self->Drop();
                       });
       return;
     }
@@ -363,7 +407,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       send_->Release(queue_.front().counted);
       queue_.pop_front();
     }
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     if (ec) return Drop();  // The pending read then fails and ends the session.
     Pump();
   }
@@ -396,14 +440,14 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     deadline_.cancel();
   }
 
+  // The connection is over: on_close now, then the socket lingers.
   void Finish(WsEnd end) {
-    if (phase_ == Phase::kDone) return;
+    if (ended()) return;
     std::shared_ptr<Session> keep = shared_from_this();  // `finished` may drop the owner's reference.
-    phase_ = Phase::kDone;
+    const bool was_open = phase_ == Phase::kOpen;
+    phase_ = Phase::kLingering;
     if (end.http_status == 0) end.http_status = http_status_;
     send_->MarkClosed();
-    CancelDeadline();
-    Drop();
     DropQueued();
     if (!queue_.empty()) {  // The write in flight: its bytes are no longer owed.
       send_->Release(queue_.front().counted);
@@ -414,6 +458,34 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     events_ = WsEvents();
     if (events.on_close) events.on_close(std::move(end));
     events = WsEvents();  // Handlers may hold the handle, which holds us.
+    if (!was_open) {
+      Drop();
+      return Done();
+    }
+    Linger();
+  }
+
+  // After the close frames (our Teardown only half-closed the socket):
+  // read and discard until the peer closes too, so it is not sent a reset
+  // that could destroy our last frames in flight; bounded by the close
+  // deadline.
+  void Linger() {
+    Socket& socket = beast::get_lowest_layer(ws_);
+    if (!socket.is_open()) return Done();
+    ArmDeadline(options_.close_timeout);  // Keeps an earlier deadline.
+    socket.async_read_some(asio::buffer(linger_buf_), [self = shared_from_this()](error_code ec,
+                                                                                  size_t) {
+      if (self->phase_ != Phase::kLingering) return;
+      if (ec) return self->Done();
+      self->Linger();
+    });
+  }
+
+  void Done() {
+    if (phase_ == Phase::kDone) return;
+    phase_ = Phase::kDone;
+    CancelDeadline();
+    Drop();
     if (std::function<void()> finished = std::move(finished_)) {
       finished_ = nullptr;
       finished();
@@ -440,7 +512,9 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   bool deadline_armed_ = false;
   bool timed_out_ = false;  // The handshake deadline passed.
   bool dropped_ = false;    // Our deadline dropped the connection.
+  bool peer_close_seen_ = false;  // The peer's close frame arrived.
   int http_status_ = 0;     // Client: the 101's status once open.
+  char linger_buf_[2048];
 };
 
 }  // namespace
