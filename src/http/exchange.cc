@@ -49,8 +49,11 @@ std::optional<size_t> Exchange::Reserve(size_t bytes) {
 }
 
 WriterImpl::WriterImpl(std::shared_ptr<ConnectionPort> port, std::shared_ptr<Exchange> exchange,
-                       bool chunked)
-    : port_(std::move(port)), exchange_(std::move(exchange)), chunked_(chunked) {}
+                       bool chunked, bool websocket_upgrade)
+    : port_(std::move(port)),
+      exchange_(std::move(exchange)),
+      chunked_(chunked),
+      websocket_upgrade_(websocket_upgrade) {}
 
 WriterImpl::~WriterImpl() {
   Exchange::Phase p = exchange_->phase();
@@ -127,6 +130,16 @@ bool WriterImpl::End() {
   if (chunked_) piece.data.assign(kLastChunk);
   piece.last = true;
   return PostPiece(std::move(piece));
+}
+
+std::shared_ptr<WebSocket> WriterImpl::AcceptWebSocket(WebSocketOptions options,
+                                                       WebSocketHandlers handlers) {
+  std::lock_guard lock(mu_);
+  if (!websocket_upgrade_) return nullptr;
+  // The upgrade finishes this exchange: no 500 when the writer goes, no
+  // OnClose callbacks; the socket's on_close reports the end instead.
+  if (!exchange_->Advance(Exchange::Phase::kIdle, Exchange::Phase::kFinished)) return nullptr;
+  return port_->AcceptWebSocket(exchange_, std::move(options), std::move(handlers));
 }
 
 void WriterImpl::OnClose(std::function<void()> callback) {

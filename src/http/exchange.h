@@ -95,14 +95,26 @@ class ConnectionPort {
   virtual void Abort(const std::shared_ptr<Exchange>& exchange) = 0;
   // On the strand: the writer was released unfinished.
   virtual void Abandon(const std::shared_ptr<Exchange>& exchange) = 0;
+  // Any thread, with `exchange` already moved to kFinished by the writer:
+  // start the upgrade (it completes on the strand). Null if the server's
+  // I/O has shut down. The default, for fakes, refuses.
+  virtual std::shared_ptr<WebSocket> AcceptWebSocket(const std::shared_ptr<Exchange>& exchange,
+                                                     WebSocketOptions options,
+                                                     WebSocketHandlers handlers) {
+    (void)exchange;
+    (void)options;
+    (void)handlers;
+    return nullptr;
+  }
 };
 
 class WriterImpl final : public ResponseWriter {
  public:
   // `chunked`: frame stream data with chunked encoding (false for
   // HTTP/1.0 peers: the stream then ends with the connection).
+  // `websocket_upgrade`: the request may be accepted as a WebSocket.
   WriterImpl(std::shared_ptr<ConnectionPort> port, std::shared_ptr<Exchange> exchange,
-             bool chunked);
+             bool chunked, bool websocket_upgrade = false);
   ~WriterImpl() override;
 
   bool Respond(int status, Headers headers, std::string body) override;
@@ -113,6 +125,8 @@ class WriterImpl final : public ResponseWriter {
   void OnClose(std::function<void()> callback) override;
   bool cancelled() const override { return exchange_->cancelled(); }
   size_t buffered_bytes() const override { return exchange_->buffered(); }
+  std::shared_ptr<WebSocket> AcceptWebSocket(WebSocketOptions options,
+                                             WebSocketHandlers handlers) override;
 
  private:
   bool PostPiece(Outgoing piece);  // Requires mu_.
@@ -120,6 +134,7 @@ class WriterImpl final : public ResponseWriter {
   const std::shared_ptr<ConnectionPort> port_;
   const std::shared_ptr<Exchange> exchange_;
   const bool chunked_;
+  const bool websocket_upgrade_;
   // Held across phase check and post, so pieces from racing threads reach
   // the strand in phase order.
   std::mutex mu_;

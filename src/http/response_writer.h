@@ -18,14 +18,20 @@
 // optional output); a Write that would pass the hard limit is not queued,
 // and the stream is cancelled: the connection closes, cancelled() turns
 // true and OnClose callbacks run.
+//
+// WebSocket: a request for which IsWebSocketUpgrade (http/websocket.h) is
+// true may be accepted with AcceptWebSocket instead of answered, or refused
+// with an ordinary Respond (403 for a foreign Origin, 400 for a bad query).
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "http/message.h"
+#include "http/websocket.h"
 
 namespace swiftlet::http {
 
@@ -67,6 +73,24 @@ class ResponseWriter {
 
   // Bytes queued for this response and not yet written to the socket.
   virtual size_t buffered_bytes() const = 0;
+
+  // Accepts the request's WebSocket upgrade in place of a response: the
+  // server answers 101 and the connection becomes the returned WebSocket
+  // (still counted by HttpServer::open_connections and max_connections;
+  // Stop closes it with 1001 at its deadline). This writer is finished by
+  // it: its other calls return false and its OnClose callbacks never run;
+  // `handlers.on_close` reports the end of the connection instead (also
+  // when the client went away before the upgrade). Returns null, leaving
+  // the writer as it was, when the request is not a WebSocket upgrade (see
+  // IsWebSocketUpgrade) or the writer was already used; null too once the
+  // server has been destroyed (then the writer is finished and no handler
+  // runs). The default (writers without a connection, as in tests) refuses.
+  virtual std::shared_ptr<WebSocket> AcceptWebSocket(WebSocketOptions options,
+                                                     WebSocketHandlers handlers) {
+    (void)options;
+    (void)handlers;
+    return nullptr;
+  }
 };
 
 }  // namespace swiftlet::http

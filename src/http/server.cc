@@ -9,6 +9,12 @@
 //              a client that leaves; writes are timed by write_timeout
 //   kAnswering an error answer is being written, then kLingering
 //   kLingering send side shut; reading and discarding until the peer closes
+//   kUpgrading the handler accepted a WebSocket upgrade: waiting for our
+//              pending read (cancelled) and write to finish before the
+//              socket moves to the WebSocket session
+//   kWebSocket the session (websocket_session.cc) owns the socket; the
+//              Connection stays registered, so the socket counts as open,
+//              until the session reports that it has finished
 //   kClosed
 // Lifetime: handlers, timers and writers hold shared_ptr<Connection>, and
 // the Connection holds the ServerCore (io_context included), so asio
@@ -44,6 +50,7 @@
 
 #include "core/str_cat.h"
 #include "http/exchange.h"
+#include "http/websocket_session.h"
 #include "http/wire_format.h"
 
 namespace swiftlet::http {
@@ -102,6 +109,10 @@ struct ServerCore {
 namespace {
 
 using internal::ServerCore;
+
+// At Stop's deadline a WebSocket gets this long (or its close_timeout, if
+// shorter) for the close handshake; Stop waits 5 s for everything to close.
+constexpr std::chrono::milliseconds kStopCloseLimit{1'000};
 
 bool IsParseError(const error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
@@ -165,7 +176,32 @@ class Connection final : public internal::ConnectionPort,
     }
   }
 
-  // Server shutdown: nothing more after the current response.
+  // Any thread (the writer's AcceptWebSocket).
+  std::shared_ptr<WebSocket> AcceptWebSocket(const std::shared_ptr<Exchange>& exchange,
+                                             WebSocketOptions options,
+                                             WebSocketHandlers handlers) override {
+    internal::WsEvents events;
+    events.on_message = std::move(handlers.on_message);
+    events.on_close = [on_close = std::move(handlers.on_close)](internal::WsEnd end) {
+      if (on_close) on_close(end.code, std::move(end.reason));
+    };
+    std::shared_ptr<Connection> connection = self();
+    std::weak_ptr<Connection> weak = connection;
+    internal::WsSessionParts parts = internal::MakeWsSession(
+        strand_, [connection](std::function<void()> fn) { return connection->Post(std::move(fn)); },
+        std::move(options), std::move(events), [weak] {
+          if (std::shared_ptr<Connection> c = weak.lock()) c->OnWebSocketFinished();
+        });
+    if (!Post([connection, exchange, session = parts.session] {
+          connection->Upgrade(exchange, session);
+        })) {
+      return nullptr;
+    }
+    return parts.handle;
+  }
+
+  // Server shutdown: nothing more after the current response. A WebSocket
+  // goes on until Close.
   void Drain() {
     draining_ = true;
     if (state_ == State::kWaiting) Close();
@@ -173,6 +209,13 @@ class Connection final : public internal::ConnectionPort,
 
   void Close() {
     if (state_ == State::kClosed) return;
+    if (state_ == State::kWebSocket) {
+      // The session closes with 1001, then reports OnWebSocketFinished.
+      if (std::shared_ptr<internal::WsSession> session = ws_session_) {
+        session->GoAway("server shutting down", kStopCloseLimit);
+      }
+      return;
+    }
     state_ = State::kClosed;
     error_code ec;
     timer_.cancel();
@@ -180,11 +223,16 @@ class Connection final : public internal::ConnectionPort,
     socket_.close(ec);
     if (!writing_) ReleaseQueued();
     if (std::shared_ptr<Exchange> exchange = std::move(exchange_)) exchange->CloseBeforeFinish();
+    if (std::shared_ptr<internal::WsSession> session = std::move(ws_session_)) {
+      session->Abort(websocket_close::kAbnormal, "connection closed before the upgrade");
+    }
     core_->Unregister(id_);
   }
 
  private:
-  enum class State { kWaiting, kReading, kHandling, kAnswering, kLingering, kClosed };
+  enum class State {
+    kWaiting, kReading, kHandling, kAnswering, kLingering, kUpgrading, kWebSocket, kClosed
+  };
 
   struct Wire {
     std::shared_ptr<Exchange> exchange;  // Null for the server's own answers.
@@ -219,7 +267,12 @@ class Connection final : public internal::ConnectionPort,
 
   void OnRead(error_code ec, size_t n) {
     read_pending_ = false;
-    if (state_ == State::kClosed) return;
+    if (state_ == State::kClosed || state_ == State::kWebSocket) return;
+    if (state_ == State::kUpgrading) {
+      if (!ec) buffer_.commit(n);
+      if (ec && ec != asio::error::operation_aborted) return Close();  // The client left.
+      return HandOff();
+    }
     if (state_ == State::kLingering) {
       lingered_ += n;
       if (ec || lingered_ > core_->options.linger_bytes) return Close();
@@ -301,13 +354,58 @@ class Connection final : public internal::ConnectionPort,
     keep_alive_ = message.keep_alive();
     head_request_ = message.method() == bhttp::verb::head;
     version11_ = message.version() >= 11;
+    const bool upgrade = IsWebSocketUpgrade(request);
+    if (upgrade) {  // Kept for the 101, which the session writes.
+      upgrade_target_ = request.target;
+      upgrade_headers_ = request.headers;
+    }
 
     exchange_ = std::make_shared<Exchange>(core_->options.send_soft_limit,
                                            core_->options.send_hard_limit);
-    auto writer = std::make_shared<internal::WriterImpl>(self(), exchange_, version11_);
+    auto writer = std::make_shared<internal::WriterImpl>(self(), exchange_, version11_, upgrade);
     state_ = State::kHandling;
     ReadSome();
     core_->handler(std::move(request), std::move(writer));
+  }
+
+  // On the strand: the writer accepted a WebSocket upgrade.
+  void Upgrade(const std::shared_ptr<Exchange>& exchange,
+               std::shared_ptr<internal::WsSession> session) {
+    if (state_ != State::kHandling || exchange != exchange_) {
+      return session->Abort(websocket_close::kAbnormal, "connection closed before the upgrade");
+    }
+    state_ = State::kUpgrading;
+    ws_session_ = std::move(session);
+    exchange_.reset();
+    timer_.cancel();
+    HandOff();
+  }
+
+  // Moves the socket to the session once no read or write of ours is
+  // pending on it (OnRead and OnWrite call back here).
+  void HandOff() {
+    if (writing_) return;
+    if (read_pending_) {
+      socket_.cancel();
+      return;
+    }
+    if (buffer_.size() > 0) {
+      // RFC 6455 4.1: a client sends frames only after it has read the 101.
+      std::shared_ptr<internal::WsSession> session = std::move(ws_session_);
+      session->Abort(websocket_close::kProtocolError, "data sent before the upgrade completed");
+      return Answer(400, "data sent before the WebSocket upgrade completed");
+    }
+    state_ = State::kWebSocket;
+    ws_session_->Accept(std::move(socket_), std::move(upgrade_target_),
+                        std::move(upgrade_headers_));
+  }
+
+  // On the strand, from the session: it has ended (on_close has run).
+  void OnWebSocketFinished() {
+    ws_session_.reset();
+    if (state_ != State::kWebSocket) return;
+    state_ = State::kClosed;
+    core_->Unregister(id_);
   }
 
   // The server's own answer to a request it will not hand on; then close.
@@ -332,7 +430,7 @@ class Connection final : public internal::ConnectionPort,
 
   void OnWrite(error_code ec) {
     writing_ = false;
-    if (state_ == State::kClosed) return ReleaseQueued();
+    if (state_ == State::kClosed || state_ == State::kWebSocket) return ReleaseQueued();
     if (ec) return Close();
     if (state_ == State::kHandling) timer_.cancel();
     bool finished = false;
@@ -346,6 +444,7 @@ class Connection final : public internal::ConnectionPort,
       if (out_.empty()) return Linger();
       return StartWrite();
     }
+    if (state_ == State::kUpgrading) return HandOff();
     if (finished) return FinishExchange();
     StartWrite();
   }
@@ -375,7 +474,10 @@ class Connection final : public internal::ConnectionPort,
   void ArmTimer(std::chrono::milliseconds timeout) {
     timer_.expires_after(timeout);
     timer_.async_wait([self = self()](error_code ec) {
-      if (ec == asio::error::operation_aborted || self->state_ == State::kClosed) return;
+      if (ec == asio::error::operation_aborted || self->state_ == State::kClosed ||
+          self->state_ == State::kUpgrading || self->state_ == State::kWebSocket) {
+        return;  // The WebSocket session keeps its own time.
+      }
       if (self->timer_.expiry() > asio::steady_timer::clock_type::now()) return;  // Re-armed.
       self->Close();
     });
@@ -410,6 +512,10 @@ class Connection final : public internal::ConnectionPort,
   bool version11_ = true;
   bool requests_seen_ = false;
   int64_t received_ns_ = 0;  // The current request's, see HttpRequest::received_ns.
+  // A WebSocket upgrade request's target and fields, for the session's 101.
+  std::string upgrade_target_;
+  Headers upgrade_headers_;
+  std::shared_ptr<internal::WsSession> ws_session_;  // kUpgrading, kWebSocket.
   char linger_buf_[4096];
 };
 
