@@ -59,6 +59,7 @@ struct ServeOptions {
   std::string translate_cache = "memory";
   std::string translate_cache_size = "64MiB";
   std::string translate_cache_ttl = "1h";
+  std::vector<std::string> stream_origins;
   bool no_prefix_cache = false;
 };
 
@@ -190,6 +191,7 @@ int RunServe(const ServeOptions& o) {
   ao.translate_cache = o.translate_cache;
   ao.translate_cache_bytes = *cache_bytes;
   ao.translate_cache_ttl = std::chrono::milliseconds(*cache_ttl / kNsPerMs);
+  ao.stream_origins = o.stream_origins;
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -285,6 +287,10 @@ Command AddServeCommand(CLI::App& parent) {
                   "Bound of the in-process translation cache (default 64MiB)");
   cmd->add_option("--translate-cache-ttl", o->translate_cache_ttl,
                   "How long a cached translation is kept (default 1h)");
+  cmd->add_option("--stream-origins", o->stream_origins,
+                  "Browser origins allowed to open /v1/translate/stream, e.g. https://app.example.com "
+                  "(default: any)")
+      ->delimiter(',');
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
   return {cmd, [o] { return RunServe(*o); }};
 }

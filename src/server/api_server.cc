@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   ServiceConfig sc;
   SWIFTLET_ASSIGN_OR_RETURN(sc.translate_cache, MakeTranslateCache(o));
   sc.model_name = o.model_name;
+  sc.stream_origins = o.stream_origins;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;
   parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, pooling,

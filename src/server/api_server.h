@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "text/chat_template.h"
@@ -40,6 +41,8 @@ struct ApiServerOptions {
   std::string translate_cache = "memory";
   uint64_t translate_cache_bytes = uint64_t{64} << 20;  // memory: the LRU's bound.
   std::chrono::milliseconds translate_cache_ttl{3'600'000};
+  // Origins allowed to open a live translation stream (empty: any).
+  std::vector<std::string> stream_origins;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache

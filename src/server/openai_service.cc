@@ -49,6 +49,7 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   translation_ = std::make_unique<translate::TranslationService>(
       engine_, tokenizer_, chat_, translate::LanguageTable::BuiltIn(), config_.translate_cache.get(),
       translate_metrics_, tc, engine_.config().clock);
+  streams_ = std::make_unique<translate::StreamHub>();
   std::random_device rd;
   seeds_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());
   id_prefix_ = Hex(seeds_() >> 16, 12);
@@ -62,6 +63,7 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("POST", "/v1/embeddings", bind(&OpenAiService::Embeddings));
   router_.Add("POST", "/v1/translate", bind(&OpenAiService::Translate));
   router_.Add("DELETE", "/v1/translate/cache", bind(&OpenAiService::ClearTranslateCache));
+  router_.Add("GET", "/v1/translate/stream", bind(&OpenAiService::TranslateStream));
   router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
   router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
   router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));

@@ -40,6 +40,7 @@
 #include "text/tokenizer.h"
 #include "translate/translate_metrics.h"
 #include "translate/translation_cache.h"
+#include "translate/live_stream.h"
 #include "translate/translation_service.h"
 
 namespace swiftlet::server {
@@ -50,6 +51,10 @@ struct ServiceConfig {
   api::ParseLimits limits;     // max_n and max_tokens_limit are set from the engine.
   // The translation cache (null: none); shared with whoever made it.
   std::shared_ptr<translate::TranslationCache> translate_cache;
+  // Origins a live stream's WebSocket may come from (a browser's Origin
+  // header); empty: any. Clients that send no Origin are not browsers and
+  // are let in.
+  std::vector<std::string> stream_origins;
 };
 
 class OpenAiService {
@@ -84,6 +89,7 @@ class OpenAiService {
   // server/translate_routes.cc
   void Translate(const http::HttpRequest& request, Writer writer);
   void ClearTranslateCache(const http::HttpRequest& request, Writer writer);
+  void TranslateStream(const http::HttpRequest& request, Writer writer);
   void Models(const http::HttpRequest& request, Writer writer);
   void ModelById(const http::HttpRequest& request, Writer writer);
   void Tokenize(const http::HttpRequest& request, Writer writer);
@@ -128,6 +134,7 @@ class OpenAiService {
   ServerMetrics metrics_;
   translate::TranslateMetrics translate_metrics_;
   std::unique_ptr<translate::TranslationService> translation_;
+  std::unique_ptr<translate::StreamHub> streams_;
   std::function<size_t()> connections_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};

@@ -1,10 +1,13 @@
 // OpenAiService's translation routes: POST /v1/translate (a whole JSON
 // answer) and DELETE /v1/translate/cache. The work is the translation
 // service's (translate/translation_service.h); here, HTTP in and out.
+#include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "api/errors.h"
 #include "api/translate_codec.h"
+#include "http/websocket.h"
 #include "core/str_cat.h"
 #include "server/error_response.h"
 #include "server/openai_mapping.h"
@@ -73,6 +76,85 @@ void OpenAiService::ClearTranslateCache(const http::HttpRequest& request, Writer
   RespondJson(*writer, 200,
               StrCat("{\"object\":\"translate.cache\",\"cleared\":true,\"entries_before\":", entries, "}"));
   Answered(request, route, 200, start);
+}
+
+namespace {
+
+// What the WebSocket's handlers share: the socket, held while it is open
+// (a released socket closes), and the stream it feeds.
+struct StreamConnection {
+  std::mutex mu;
+  std::shared_ptr<http::WebSocket> socket;
+  std::shared_ptr<translate::LiveStream> stream;
+};
+
+}  // namespace
+
+void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = ReceivedNs(request);
+  const std::string route = "/v1/translate/stream";
+  if (!http::IsWebSocketUpgrade(request)) {
+    return void(Fail(request, route, writer,
+                     api::WithHttpStatus(absl::InvalidArgumentError(
+                                             "/v1/translate/stream is a WebSocket: send an Upgrade: websocket request"),
+                                         426),
+                     start, http::Headers{{"Upgrade", "websocket"}}));
+  }
+  if (const std::optional<std::string_view> origin = request.headers.Get("Origin");
+      origin.has_value() && !config_.stream_origins.empty() &&
+      std::find(config_.stream_origins.begin(), config_.stream_origins.end(), *origin) ==
+          config_.stream_origins.end()) {
+    return void(Fail(request, route, writer,
+                     api::WithHttpStatus(absl::PermissionDeniedError(StrCat("origin ", *origin, " is not allowed")), 403),
+                     start));
+  }
+  if (!chat_.ok()) {
+    return void(Fail(request, route, writer,
+                     absl::InvalidArgumentError(StrCat("translation needs a chat template: ", chat_.status().message())),
+                     start));
+  }
+  auto options = translate::ParseLiveStreamQuery(request.query, translation_->languages());
+  if (!options.ok()) return void(Fail(request, route, writer, options.status(), start));
+
+  auto conn = std::make_shared<StreamConnection>();
+  conn->stream = translate::LiveStream::Create(*translation_, *std::move(options), [conn](std::string message) {
+    std::shared_ptr<http::WebSocket> socket;
+    {
+      std::lock_guard<std::mutex> lock(conn->mu);
+      socket = conn->socket;
+    }
+    if (socket != nullptr) socket->SendText(std::move(message));
+  });
+  http::WebSocketOptions wo;
+  wo.max_message_bytes = 64 << 10;  // A comment is at most 4 KiB of text; room for JSON escapes.
+  http::WebSocketHandlers handlers;
+  handlers.on_message = [conn](std::string text) { conn->stream->OnMessage(text); };
+  handlers.on_close = [this, conn, request_id = NextId("ws-"), method = request.method, path = request.path,
+                       start](int code, std::string /*reason*/) {
+    conn->stream->Close();
+    {
+      std::lock_guard<std::mutex> lock(conn->mu);
+      conn->socket.reset();
+    }
+    RequestLogEntry entry;
+    entry.id = request_id;
+    entry.method = method;
+    entry.endpoint = path;
+    entry.status = code;  // The close code: how the stream ended.
+    entry.total_ms = Ms(NowNs() - start);
+    log_.Write(entry);
+  };
+  std::shared_ptr<http::WebSocket> socket = writer->AcceptWebSocket(wo, std::move(handlers));
+  if (socket == nullptr) {
+    conn->stream->Close();
+    return;  // The connection is gone (or the server is stopping).
+  }
+  {
+    std::lock_guard<std::mutex> lock(conn->mu);
+    conn->socket = socket;
+  }
+  metrics_.CountRequest(route, 101);
+  streams_->Add(conn->stream);
 }
 
 }  // namespace swiftlet::server
