@@ -53,6 +53,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
     context = fit;
   }
   SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv, PagedKvCache::Create(shape, cfg.kv_memory_bytes));
+  kv.set_scrub(cfg.scrub_kv);
   auto parts = std::unique_ptr<Parts>(new Parts{std::move(kv), ForwardContext(cfg.threads), {}, {}});
   std::unique_ptr<Engine> e(new Engine(model, tokenizer, cfg, std::move(parts), context));
   return e;
@@ -125,7 +126,7 @@ void Engine::Loop() {
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto news = [&] { return stop_ || !incoming_.empty() || !cancelled_.empty(); };
+      auto news = [&] { return stop_ || !incoming_.empty() || !cancelled_.empty() || clear_prefix_cache_; };
       if (active_.empty()) {
         wake_.wait(lock, news);
       } else if (!progressed) {
@@ -154,12 +155,21 @@ EngineState Engine::state() const {
   return state_;
 }
 
+void Engine::ClearPrefixCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  clear_prefix_cache_ = true;
+  wake_.notify_one();
+}
+
 void Engine::TakeIncoming() {
   std::deque<std::unique_ptr<Active>> taken;
+  bool clear = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     taken.swap(incoming_);
+    std::swap(clear, clear_prefix_cache_);
   }
+  if (clear) (void)parts_->kv.ClearPrefixCache();
   for (auto& a : taken) {
     a->order = next_order_++;
     // Room for every choice now: the forks at the end of the prompt must

@@ -66,6 +66,8 @@ struct EngineConfig {
   // Embedding requests: ttft is the time to the embedding.
   LatencyTargets slo_embedding{2 * kNsPerSecond, 0};
   bool prefix_cache = true;
+  // Zero KV blocks as they are freed or taken from the prefix cache.
+  bool scrub_kv = false;
   const Clock* clock = nullptr;       // null: SystemClock()
   // Called after every forward pass with its token count, before the clock
   // is read again: a test on a FakeClock advances it here by a scripted
@@ -120,6 +122,9 @@ class Engine final : public RequestQueue {
 
   SubmitResult Submit(Request request) override;
   void Cancel(uint64_t id) override;
+  // Empties the prefix cache at the next step (blocks in use stay with
+  // their requests). Thread-safe.
+  void ClearPrefixCache();
 
   EngineState state() const;
   // Time to first token the loop's measured step costs predict for a new
@@ -199,6 +204,7 @@ class Engine final : public RequestQueue {
   EngineState state_;
   uint64_t next_id_ = 1;
   bool accepting_ = true;
+  bool clear_prefix_cache_ = false;
   bool stop_ = false;
   std::thread thread_;
 };

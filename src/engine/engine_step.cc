@@ -69,7 +69,7 @@ void Engine::Preempt(Active& a) {
 bool Engine::EnsureSequences(Active& a) {
   for (Choice& c : a.choices) {
     if (c.finished || c.seq >= 0) continue;
-    auto seq = parts_->kv.CreateSequence();
+    auto seq = parts_->kv.CreateSequence(a.request.cache_scope);
     if (!seq.ok()) return false;
     c.seq = *seq;
     c.computed = 0;

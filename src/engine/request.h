@@ -121,6 +121,9 @@ struct Request {
   RequestOptions options;
   std::shared_ptr<RequestSink> sink;
   int64_t received_ns = 0;  // 0: the engine stamps it at Submit.
+  // The prefix cache's scope (kv/paged_kv_cache.h CreateSequence): 0
+  // global, else a tenant's own.
+  uint64_t cache_scope = 0;
 };
 
 // Why a request was refused at Submit.

@@ -126,12 +126,17 @@ int32_t PagedKvCache::NewSequenceId() {
   return id;
 }
 
-absl::StatusOr<int32_t> PagedKvCache::CreateSequence() {
+absl::StatusOr<int32_t> PagedKvCache::CreateSequence(uint64_t scope) {
   const int32_t id = NewSequenceId();
   if (id < 0) {
     return absl::ResourceExhaustedError(
         StrCat("KV cache holds its maximum of ", shape_.max_sequences, " sequences"));
   }
+  // Each scope's chains start from a root of their own; parents' hashes
+  // are compared on lookup, so chains of two scopes never meet.
+  Sequence& s = seqs_[static_cast<size_t>(id)];
+  s.root_hash = scope == 0 ? PrefixCache::kRootHash : DefaultChainHash(PrefixCache::kRootHash ^ scope, {});
+  s.chain_hash = s.root_hash;
   return id;
 }
 
@@ -147,6 +152,7 @@ absl::StatusOr<int32_t> PagedKvCache::Fork(int32_t seq) {
   to.k_ptrs = from.k_ptrs;
   to.v_ptrs = from.v_ptrs;
   to.hashed_blocks = from.hashed_blocks;
+  to.root_hash = from.root_hash;
   to.chain_hash = from.chain_hash;
   to.chain_ref = from.chain_ref;
   to.chain_broken = from.chain_broken;
@@ -169,8 +175,34 @@ int32_t PagedKvCache::AllocateBlock() {
   bool evicted = false;
   const int32_t block = pool_.Allocate(&evicted);
   SWIFTLET_CHECK(block >= 0);  // Callers count blocks_available() first.
-  if (evicted) prefix_.Evict(block);
+  if (evicted) {
+    prefix_.Evict(block);
+    if (scrub_) Scrub(block);
+  }
   return block;
+}
+
+void PagedKvCache::Scrub(int32_t block) {
+  std::memset(data_.get() + static_cast<size_t>(block) * block_bytes_, 0, block_bytes_);
+}
+
+void PagedKvCache::Release(int32_t block) {
+  pool_.Unref(block, prefix_.IsRegistered(block));
+  if (scrub_ && pool_.refcount(block) == 0 && !pool_.is_cached(block)) Scrub(block);
+}
+
+int64_t PagedKvCache::ClearPrefixCache() {
+  int64_t freed = 0;
+  for (int32_t b = 0; b < static_cast<int32_t>(shape_.n_blocks); ++b) {
+    if (!prefix_.IsRegistered(b)) continue;
+    prefix_.Evict(b);
+    if (pool_.is_cached(b)) {
+      pool_.Uncache(b);
+      if (scrub_) Scrub(b);
+      ++freed;
+    }
+  }
+  return freed;
 }
 
 void PagedKvCache::AppendBlock(Sequence& s, int32_t block) {
@@ -215,7 +247,7 @@ absl::Status PagedKvCache::Reserve(int32_t seq, int64_t new_length) {
         std::memcpy(BlockData(own, l, value), BlockData(shared, l, value), bytes);
       }
     }
-    pool_.Unref(shared, prefix_.IsRegistered(shared));
+    Release(shared);
     SetBlock(s, s.blocks.size() - 1, own);
   }
   const int64_t n_blocks = CeilDiv(new_length, shape_.block_tokens);
@@ -229,15 +261,14 @@ absl::Status PagedKvCache::Free(int32_t seq) {
   Sequence& s = seqs_[static_cast<size_t>(seq)];
   // Last block first: it joins the LRU first, so a prefix's tail is evicted
   // before its head (a tail is useless without its head).
-  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) {
-    pool_.Unref(*it, prefix_.IsRegistered(*it));
-  }
+  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) Release(*it);
   s.live = false;
   s.length = s.written = 0;
   s.blocks.clear();
   for (auto& p : s.k_ptrs) p.clear();
   for (auto& p : s.v_ptrs) p.clear();
   s.hashed_blocks = 0;
+  s.root_hash = PrefixCache::kRootHash;
   s.chain_hash = PrefixCache::kRootHash;
   s.chain_ref = PrefixEntryRef{};
   s.chain_broken = false;
@@ -294,7 +325,7 @@ absl::Status PagedKvCache::Commit(int32_t seq, std::span<const int32_t> tokens) 
       SWIFTLET_CHECK(!restarted);
       restarted = true;
       s.hashed_blocks = 0;
-      s.chain_hash = PrefixCache::kRootHash;
+      s.chain_hash = s.root_hash;
       s.chain_ref = PrefixEntryRef{};
     }
     const auto block_tokens =

@@ -72,7 +72,10 @@ class PagedKvCache final : public KvStore {
   // --- Sequences ---------------------------------------------------------
 
   // A new empty sequence; ResourceExhausted when max_sequences exist.
-  absl::StatusOr<int32_t> CreateSequence();
+  // `scope` partitions the prefix cache: a sequence matches and registers
+  // blocks only within its scope (0: the global one), so one tenant's
+  // cached prompts are never reused, nor timed, by another. Forks keep it.
+  absl::StatusOr<int32_t> CreateSequence(uint64_t scope = 0);
   // A new sequence sharing all of `seq`'s blocks and its length (for n > 1
   // choices). Fork after the reserved positions are written: positions
   // already reserved in a shared block cannot be written by either.
@@ -113,6 +116,14 @@ class PagedKvCache final : public KvStore {
   // the sequence registers no more.
   absl::Status Commit(int32_t seq, std::span<const int32_t> tokens);
   const PrefixCacheStats& prefix_stats() const { return prefix_.stats(); }
+  // Forgets every registered block: unreferenced ones go back to the free
+  // list, referenced ones stay with their sequences (which may register
+  // them again as they grow). Returns the blocks freed.
+  int64_t ClearPrefixCache();
+  // Scrubbing: a block's rows are zeroed whenever it goes back to the free
+  // list or is taken from the prefix cache for other content, so freed
+  // prompt data does not linger in memory.
+  void set_scrub(bool scrub) { scrub_ = scrub; }
   // Replaces the chain hash (tests make collisions); before any Commit.
   void SetChainHashForTesting(ChainHashFn hash) { prefix_.SetHashFunction(std::move(hash)); }
 
@@ -152,6 +163,7 @@ class PagedKvCache final : public KvStore {
     std::vector<std::vector<const uint8_t*>> k_ptrs, v_ptrs;
     // Prefix-cache state of the leading blocks Commit has hashed.
     int64_t hashed_blocks = 0;
+    uint64_t root_hash = PrefixCache::kRootHash;  // The scope's empty prefix.
     uint64_t chain_hash = PrefixCache::kRootHash;
     PrefixEntryRef chain_ref;  // The entry standing for those blocks.
     bool chain_broken = false;  // After a hash collision: register no more.
@@ -169,6 +181,10 @@ class PagedKvCache final : public KvStore {
 
   PagedKvShape shape_;
   uint64_t block_bytes_ = 0;
+  bool scrub_ = false;
+  void Scrub(int32_t block);
+  // Unref, scrubbing a block that went back to the free list.
+  void Release(int32_t block);
   size_t row_bytes_ = 0;
   std::unique_ptr<uint8_t[], AlignedFree> data_;
   BlockPool pool_;

@@ -44,6 +44,7 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   config_.limits.max_tokens_limit = static_cast<int32_t>(
       config_.max_tokens_cap > 0 ? std::min<int64_t>(config_.max_tokens_cap, engine_.context())
                                  : engine_.context());
+  keys_ = config_.api_keys;
   translate::TranslationServiceConfig tc;
   tc.model_name = config_.model_name;
   translation_ = std::make_unique<translate::TranslationService>(
@@ -56,14 +57,18 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
 
   using R = const http::HttpRequest&;
   auto bind = [this](void (OpenAiService::*fn)(R, Writer)) {
-    return [this, fn](R request, Writer writer) { (this->*fn)(request, std::move(writer)); };
+    return [this, fn](R request, Writer writer, const Caller&) { (this->*fn)(request, std::move(writer)); };
   };
-  router_.Add("POST", "/v1/completions", bind(&OpenAiService::Completions));
-  router_.Add("POST", "/v1/chat/completions", bind(&OpenAiService::ChatCompletions));
-  router_.Add("POST", "/v1/embeddings", bind(&OpenAiService::Embeddings));
-  router_.Add("POST", "/v1/translate", bind(&OpenAiService::Translate));
-  router_.Add("DELETE", "/v1/translate/cache", bind(&OpenAiService::ClearTranslateCache));
-  router_.Add("GET", "/v1/translate/stream", bind(&OpenAiService::TranslateStream));
+  auto bind_caller = [this](void (OpenAiService::*fn)(R, Writer, const Caller&)) {
+    return [this, fn](R request, Writer writer, const Caller& caller) { (this->*fn)(request, std::move(writer), caller); };
+  };
+  router_.Add("POST", "/v1/completions", bind_caller(&OpenAiService::Completions));
+  router_.Add("POST", "/v1/chat/completions", bind_caller(&OpenAiService::ChatCompletions));
+  router_.Add("POST", "/v1/embeddings", bind_caller(&OpenAiService::Embeddings));
+  router_.Add("POST", "/v1/translate", bind_caller(&OpenAiService::Translate));
+  router_.Add("DELETE", "/v1/translate/cache", bind_caller(&OpenAiService::ClearTranslateCache));
+  router_.Add("GET", "/v1/translate/stream", bind_caller(&OpenAiService::TranslateStream));
+  router_.Add("DELETE", "/v1/cache", bind_caller(&OpenAiService::ClearCaches));
   router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
   router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
   router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));
@@ -98,6 +103,14 @@ uint64_t OpenAiService::NextSeed() {
 void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
   const int64_t start = ReceivedNs(request);
   const Router::Match match = router_.Find(request.method, request.path);
+  Caller caller;
+  if (match.handler != nullptr) {
+    http::Headers headers;
+    if (absl::Status s = Authorize(request, match.route, caller, headers); !s.ok()) {
+      Fail(request, match.route, writer, s, start, std::move(headers));
+      return;
+    }
+  }
   if (match.handler == nullptr) {
     if (!match.allow.empty()) {
       Fail(request, match.route, writer,
@@ -117,7 +130,75 @@ void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::Resp
     Fail(request, match.route, writer, absl::UnavailableError("the server is shutting down"), start);
     return;
   }
-  (*match.handler)(request, std::move(writer));
+  (*match.handler)(request, std::move(writer), caller);
+}
+
+absl::Status OpenAiService::ReloadApiKeys(std::shared_ptr<const ApiKeyTable> table) {
+  std::lock_guard<std::mutex> lock(keys_mu_);
+  if (keys_ == nullptr) return absl::FailedPreconditionError("the server was started without --api-keys");
+  keys_ = std::move(table);
+  return absl::OkStatus();
+}
+
+absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const std::string& route, Caller& caller,
+                                      http::Headers& headers) {
+  std::shared_ptr<const ApiKeyTable> table;
+  {
+    std::lock_guard<std::mutex> lock(keys_mu_);
+    table = keys_;
+  }
+  if (table == nullptr) return absl::OkStatus();
+  // Probes of liveness and readiness answer anyone (load balancers,
+  // kubelets); the operators' views unless the operator opened them.
+  if (route == "/health" || route == "/ready") return absl::OkStatus();
+  const bool admin_route = route == "/metrics" || route == "/load" || route == "/v1/translate/cache" ||
+                           route == "/v1/cache";
+  if (admin_route && config_.admin_endpoints_open && route != "/v1/translate/cache" && route != "/v1/cache") {
+    return absl::OkStatus();
+  }
+  std::string_view presented;
+  if (auto auth = request.headers.Get("Authorization"); auth.has_value()) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (auth->size() > kBearer.size() && auth->substr(0, kBearer.size()) == kBearer) presented = auth->substr(kBearer.size());
+  } else if (auto key = request.headers.Get("x-api-key"); key.has_value()) {
+    presented = *key;
+  }
+  const ApiKey* key = table->Authenticate(presented);
+  if (key == nullptr) {
+    headers.Add("WWW-Authenticate", "Bearer");
+    return api::WithErrorCode(
+        absl::UnauthenticatedError(presented.empty() ? "no API key: send Authorization: Bearer <key>"
+                                                     : "the API key is not valid"),
+        "invalid_api_key");
+  }
+  if (admin_route && !key->admin) {
+    return absl::PermissionDeniedError(StrCat(route, " needs an admin key; key ", key->id, " is not one"));
+  }
+  const LimitDecision d = limiter_.Admit(*key, NowNs(), &caller.ticket);
+  if (!d.ok) {
+    const RetryAfter retry = RetryAfterHeaders(d.retry_after_ms);
+    headers.Add("Retry-After", retry.seconds);
+    headers.Add("retry-after-ms", retry.milliseconds);
+    return api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code);
+  }
+  caller.table = std::move(table);
+  caller.key = key;
+  if (config_.cache_scope_per_key) {
+    caller.scope = key->id;
+    // Any fixed mapping of ids to nonzero numbers will do: scopes only
+    // need to differ.
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : key->id) h = (h ^ c) * 1099511628211ull;
+    caller.cache_scope = h | 1;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpenAiService::CheckKeyModel(const Caller& caller) const {
+  if (caller.key == nullptr || caller.key->MayUseModel(config_.model_name)) return absl::OkStatus();
+  return api::WithParam(absl::PermissionDeniedError(StrCat("key ", caller.key->id, " may not use model '",
+                                                           config_.model_name, "'")),
+                        "model");
 }
 
 void OpenAiService::Answered(const http::HttpRequest& request, const std::string& route, int status,
@@ -189,7 +270,7 @@ absl::StatusOr<std::vector<int32_t>> OpenAiService::ChatTokens(
   return tokens;
 }
 
-void OpenAiService::Completions(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::Completions(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/completions";
   auto parsed = api::ParseCompletionRequest(request.body, config_.limits);
@@ -197,6 +278,7 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer)
   if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
     return void(Fail(request, route, writer, s, start));
   }
+  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
   std::vector<std::vector<int32_t>> prompts;
   std::string prompt_text;
   for (size_t i = 0; i < parsed->prompts.size(); ++i) {
@@ -208,12 +290,12 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer)
       if (const auto* t = std::get_if<std::string>(&parsed->prompts[i])) prompt_text += *t;
     }
   }
-  Generate(request, std::move(writer), GenerationEndpoint::kCompletions, std::move(prompts),
+  Generate(request, std::move(writer), caller, GenerationEndpoint::kCompletions, std::move(prompts),
            parsed->options, parsed->logprobs.has_value() ? *parsed->logprobs : -1,
            std::move(prompt_text));
 }
 
-void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/chat/completions";
   auto parsed = api::ParseChatCompletionRequest(request.body, config_.limits);
@@ -221,17 +303,18 @@ void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer wri
   if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
     return void(Fail(request, route, writer, s, start));
   }
+  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
   std::string text;
   auto tokens = ChatTokens(parsed->messages, /*add_generation_prompt=*/true,
                            log_.log_content() ? &text : nullptr);
   if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
   std::vector<std::vector<int32_t>> prompts;
   prompts.push_back(*std::move(tokens));
-  Generate(request, std::move(writer), GenerationEndpoint::kChat, std::move(prompts), parsed->options,
+  Generate(request, std::move(writer), caller, GenerationEndpoint::kChat, std::move(prompts), parsed->options,
            parsed->logprobs ? parsed->top_logprobs.value_or(0) : -1, std::move(text));
 }
 
-void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
+void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, const Caller& caller,
                              GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
                              const api::GenerationOptions& options, int32_t top_logprobs,
                              std::string prompt_text) {
@@ -245,7 +328,26 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
     auto o = ToEngineOptions(options, endpoint, static_cast<int64_t>(prompts[i].size()), top_logprobs,
                              defaults_, seed_source);
     if (!o.ok()) return void(Fail(request, route, writer, o.status(), start));
+    // A batch key's requests are batch whatever they ask.
+    if (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch) {
+      o->latency_class = LatencyClass::kBatch;
+    }
     engine_options.push_back(*std::move(o));
+  }
+  // The key's tokens per minute: the prompts and their longest outputs now,
+  // what was not used given back at the end.
+  int64_t charged = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    charged += static_cast<int64_t>(prompts[i].size()) +
+               static_cast<int64_t>(engine_options[i].n) * engine_options[i].max_tokens;
+  }
+  if (caller.key != nullptr) {
+    const LimitDecision d = limiter_.ChargeTokens(*caller.key, charged, NowNs());
+    if (!d.ok) {
+      const RetryAfter retry = RetryAfterHeaders(d.retry_after_ms);
+      return void(Fail(request, route, writer, api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code),
+                       start, http::Headers{{"Retry-After", retry.seconds}, {"retry-after-ms", retry.milliseconds}}));
+    }
   }
 
   GenerationCallSpec spec;
@@ -266,7 +368,12 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
   entry.method = request.method;
   entry.endpoint = request.path;
   entry.prompt = std::move(prompt_text);
-  auto done = [this, route, entry = std::move(entry), start](const GenerationSummary& s) mutable {
+  if (caller.key != nullptr) entry.key_id = caller.key->id;
+  auto done = [this, route, entry = std::move(entry), start, caller, charged](const GenerationSummary& s) mutable {
+    if (caller.key != nullptr) {
+      limiter_.Settle(*caller.key, s.usage.prompt_tokens, s.usage.completion_tokens,
+                      charged - s.usage.prompt_tokens - s.usage.completion_tokens);
+    }
     metrics_.CountRequest(route, s.http_status);
     entry.status = s.http_status;
     entry.prompt_tokens = s.usage.prompt_tokens;
@@ -292,6 +399,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
     r.options = std::move(engine_options[i]);
     r.sink = call->SinkFor(i);
     r.received_ns = start;
+    r.cache_scope = caller.cache_scope;
     const SubmitResult result = engine_.Submit(std::move(r));
     if (!result.accepted()) {
       const absl::Status status = RefusalStatus(result);
@@ -309,7 +417,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer,
   call->Start(std::move(ids));
 }
 
-void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/embeddings";
   auto parsed = api::ParseEmbeddingRequest(request.body, config_.limits);
@@ -317,6 +425,7 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) 
   if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
     return void(Fail(request, route, writer, s, start));
   }
+  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
   if (!pooling_.ok()) {
     return void(Fail(request, route, writer,
                      absl::UnimplementedError(StrCat("embeddings are off: ", pooling_.status().message())), start));
@@ -364,6 +473,8 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer) 
     r.options.latency_class = LatencyClass::kEmbedding;
     r.sink = call->SinkFor(i);
     r.received_ns = start;
+    r.cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
+    r.cache_scope = caller.cache_scope;
     const SubmitResult result = engine_.Submit(std::move(r));
     if (!result.accepted()) {
       const absl::Status status = RefusalStatus(result);
@@ -504,6 +615,7 @@ void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer)
                                      log_.dropped());
   const translate::CacheStats cache = config_.translate_cache ? config_.translate_cache->stats() : translate::CacheStats{};
   body += FormatTranslatePrometheus(translate_metrics_, config_.translate_cache ? &cache : nullptr);
+  body += FormatKeyMetrics();
   writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                   std::move(body));
 }

@@ -32,6 +32,9 @@
 #include "engine/engine.h"
 #include "engine/pooling.h"
 #include "http/server.h"
+#include "server/api_keys.h"
+#include "server/caller.h"
+#include "server/key_limits.h"
 #include "server/openai_mapping.h"
 #include "server/request_log.h"
 #include "server/router.h"
@@ -55,6 +58,13 @@ struct ServiceConfig {
   // header); empty: any. Clients that send no Origin are not browsers and
   // are let in.
   std::vector<std::string> stream_origins;
+  // API keys (server/api_keys.h): null, every caller is anonymous.
+  std::shared_ptr<const ApiKeyTable> api_keys;
+  // With keys: /metrics and /load need an admin key (false), or stay open.
+  bool admin_endpoints_open = false;
+  // With keys: the prefix and translation caches are per key (true), or
+  // shared by every caller.
+  bool cache_scope_per_key = true;
 };
 
 class OpenAiService {
@@ -79,17 +89,25 @@ class OpenAiService {
 
   const ServerMetrics& metrics() const { return metrics_; }
 
+  // Replaces the API key table (SIGHUP); connections and requests in
+  // flight keep the table they started with. FailedPrecondition when the
+  // server started without keys.
+  absl::Status ReloadApiKeys(std::shared_ptr<const ApiKeyTable> table);
+
  private:
   using Writer = std::shared_ptr<http::ResponseWriter>;
   struct Prepared;
 
-  void Completions(const http::HttpRequest& request, Writer writer);
-  void ChatCompletions(const http::HttpRequest& request, Writer writer);
-  void Embeddings(const http::HttpRequest& request, Writer writer);
+  void Completions(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  void ChatCompletions(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  void Embeddings(const http::HttpRequest& request, Writer writer, const Caller& caller);
   // server/translate_routes.cc
-  void Translate(const http::HttpRequest& request, Writer writer);
-  void ClearTranslateCache(const http::HttpRequest& request, Writer writer);
-  void TranslateStream(const http::HttpRequest& request, Writer writer);
+  void Translate(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  void ClearTranslateCache(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  void TranslateStream(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  // server/admin_routes.cc
+  void ClearCaches(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  std::string FormatKeyMetrics() const;
   void Models(const http::HttpRequest& request, Writer writer);
   void ModelById(const http::HttpRequest& request, Writer writer);
   void Tokenize(const http::HttpRequest& request, Writer writer);
@@ -101,11 +119,18 @@ class OpenAiService {
 
   // Submits one engine request per prompt and hands the answer to a
   // GenerationCall.
-  void Generate(const http::HttpRequest& request, Writer writer, GenerationEndpoint endpoint,
+  void Generate(const http::HttpRequest& request, Writer writer, const Caller& caller, GenerationEndpoint endpoint,
                 std::vector<std::vector<int32_t>> prompts, const api::GenerationOptions& options,
                 int32_t top_logprobs, std::string prompt_text);
 
   absl::Status CheckModel(const std::string& requested) const;
+  // The caller's key may use this server's model.
+  absl::Status CheckKeyModel(const Caller& caller) const;
+  // Authenticates, applies the key's rate and concurrency limits and fills
+  // `caller`; an error status (401, 403, 429) is answered by the caller of
+  // this.
+  absl::Status Authorize(const http::HttpRequest& request, const std::string& route, Caller& caller,
+                         http::Headers& headers);
   absl::StatusOr<std::vector<int32_t>> PromptTokens(const api::PromptInput& input,
                                                     const std::string& param, bool add_bos) const;
   absl::StatusOr<std::vector<int32_t>> ChatTokens(const std::vector<api::ChatMessage>& messages,
@@ -132,6 +157,9 @@ class OpenAiService {
   const int64_t created_;  // Unix seconds at start: the model's "created".
   Router router_;
   ServerMetrics metrics_;
+  mutable std::mutex keys_mu_;
+  std::shared_ptr<const ApiKeyTable> keys_ ABSL_GUARDED_BY(keys_mu_);
+  KeyLimiter limiter_;
   translate::TranslateMetrics translate_metrics_;
   std::unique_ptr<translate::TranslationService> translation_;
   std::unique_ptr<translate::StreamHub> streams_;

@@ -39,6 +39,7 @@ std::string RequestLog::Format(const RequestLogEntry& e) const {
   if (e.ttft_ms >= 0) j["ttft_ms"] = Round3(e.ttft_ms);
   if (e.ttft_estimate_ms >= 0) j["ttft_estimate_ms"] = Round3(e.ttft_estimate_ms);
   j["total_ms"] = Round3(e.total_ms);
+  if (!e.key_id.empty()) j["key"] = e.key_id;
   if (!e.finish.empty()) j["finish"] = e.finish;
   if (log_content_) {
     j["prompt"] = e.prompt;

@@ -15,11 +15,12 @@
 
 #include "http/message.h"
 #include "http/response_writer.h"
+#include "server/caller.h"
 
 namespace swiftlet::server {
 
-using RouteHandler =
-    std::function<void(const http::HttpRequest& request, std::shared_ptr<http::ResponseWriter> writer)>;
+using RouteHandler = std::function<void(const http::HttpRequest& request, std::shared_ptr<http::ResponseWriter> writer,
+                                        const Caller& caller)>;
 
 class Router {
  public:

@@ -15,19 +15,24 @@
 
 namespace swiftlet::server {
 
-void OpenAiService::Translate(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/translate";
   auto parsed = api::ParseTranslateRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   if (absl::Status s = CheckModel(parsed->model); !s.ok()) return void(Fail(request, route, writer, s, start));
+  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
+  if (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch) {
+    parsed->priority = api::Priority::kBatch;
+  }
 
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
   RequestLogEntry entry;
   entry.id = NextId("tr-");
   entry.method = request.method;
   entry.endpoint = request.path;
-  auto done = [this, route, writer, entry = std::move(entry), start](
+  if (caller.key != nullptr) entry.key_id = caller.key->id;
+  auto done = [this, route, writer, entry = std::move(entry), start, caller](
                   absl::StatusOr<api::TranslateResponse> result, int64_t retry_after_ms) mutable {
     int status = 200;
     if (!result.ok()) {
@@ -42,6 +47,7 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer) {
       entry.prompt_tokens = result->prompt_tokens;
       entry.completion_tokens = result->completion_tokens;
       entry.cached_tokens = result->cached_tokens;
+      if (caller.key != nullptr) limiter_.Settle(*caller.key, result->prompt_tokens, result->completion_tokens, 0);
       if (writer->cancelled()) {
         status = 499;
       } else {
@@ -54,7 +60,7 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer) {
     log_.Write(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   };
-  auto job = translation_->Start(*parsed, {start, ""}, nullptr, std::move(done));
+  auto job = translation_->Start(*parsed, {start, caller.scope, caller.cache_scope}, nullptr, std::move(done));
   if (!job.ok()) {
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
     return void(Fail(request, route, writer, job.status(), start));
@@ -65,7 +71,7 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer) {
   });
 }
 
-void OpenAiService::ClearTranslateCache(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::ClearTranslateCache(const http::HttpRequest& request, Writer writer, const Caller& /*caller*/) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/translate/cache";
   uint64_t entries = 0;
@@ -90,7 +96,7 @@ struct StreamConnection {
 
 }  // namespace
 
-void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/translate/stream";
   if (!http::IsWebSocketUpgrade(request)) {
@@ -113,8 +119,11 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
                      absl::InvalidArgumentError(StrCat("translation needs a chat template: ", chat_.status().message())),
                      start));
   }
+  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
   auto options = translate::ParseLiveStreamQuery(request.query, translation_->languages());
   if (!options.ok()) return void(Fail(request, route, writer, options.status(), start));
+  options->scope = caller.scope;
+  options->cache_scope = caller.cache_scope;
 
   auto conn = std::make_shared<StreamConnection>();
   conn->stream = translate::LiveStream::Create(*translation_, *std::move(options), [conn](std::string message) {
@@ -129,8 +138,9 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
   wo.max_message_bytes = 64 << 10;  // A comment is at most 4 KiB of text; room for JSON escapes.
   http::WebSocketHandlers handlers;
   handlers.on_message = [conn](std::string text) { conn->stream->OnMessage(text); };
+  // The caller (and its in-flight slot) lives as long as the stream.
   handlers.on_close = [this, conn, request_id = NextId("ws-"), method = request.method, path = request.path,
-                       start](int code, std::string /*reason*/) {
+                       start, caller](int code, std::string /*reason*/) {
     conn->stream->Close();
     {
       std::lock_guard<std::mutex> lock(conn->mu);
@@ -141,6 +151,7 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
     entry.method = method;
     entry.endpoint = path;
     entry.status = code;  // The close code: how the stream ended.
+    if (caller.key != nullptr) entry.key_id = caller.key->id;
     entry.total_ms = Ms(NowNs() - start);
     log_.Write(entry);
   };

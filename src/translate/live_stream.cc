@@ -239,6 +239,8 @@ void LiveStream::StartWaiting() {
       if (options_.max_tokens > 0) request.max_tokens = options_.max_tokens;
       request.ignore_eos = options_.ignore_eos;
       ctx.received_ns = next->received_ns;
+      ctx.scope = options_.scope;
+      ctx.cache_scope = options_.cache_scope;
     }
     std::weak_ptr<LiveStream> weak = weak_from_this();
     auto job = service_.Start(

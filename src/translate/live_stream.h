@@ -54,6 +54,8 @@ struct LiveStreamOptions {
   size_t max_queue = 32;
   size_t max_in_flight = 2;
   bool ignore_eos = false;  // Load testing: see api::TranslateRequest.
+  std::string scope;         // The caller's cache scopes (JobContext).
+  uint64_t cache_scope = 0;
 };
 
 // The stream's query string (languages=en,ja&budget_ms=800&source=en&

@@ -251,6 +251,7 @@ void TranslateJob::SubmitGroups() {
             1, static_cast<int64_t>(svc.config_.ttft_share_of_budget * static_cast<double>(s_->budget_ns)));
       }
       r.received_ns = s_->ctx.received_ns;
+      r.cache_scope = s_->ctx.cache_scope;
       s_->groups.push_back(std::move(g));
       requests.push_back(std::move(r));
     }

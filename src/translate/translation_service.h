@@ -49,6 +49,7 @@ struct TranslationServiceConfig {
 struct JobContext {
   int64_t received_ns = 0;  // On the service's clock.
   std::string scope;        // Tenant for the cache key ("" global).
+  uint64_t cache_scope = 0;  // The engine's prefix-cache scope (engine/request.h).
 };
 
 class TranslateJob;

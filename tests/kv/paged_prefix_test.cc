@@ -30,6 +30,36 @@ int64_t Match(PagedKvCache& cache, int32_t seq, const std::vector<int32_t>& toke
   return m.ok() ? *m : -1;
 }
 
+// Scopes (tenants) never share blocks: the same prompt computed in scope 7
+// is found in scope 7 only, and scope 9 registers its own copy.
+TEST(PagedPrefixTest, ScopesNeverShareBlocks) {
+  PagedKvCache cache = MakeCache(16);
+  std::vector<int32_t> t(12);
+  std::iota(t.begin(), t.end(), 1);
+  auto in_scope = [&](uint64_t scope) {
+    auto s = cache.CreateSequence(scope);
+    EXPECT_TRUE(s.ok());
+    return *s;
+  };
+  const int32_t a = in_scope(7);
+  Extend(cache, a, 12, 1);
+  ASSERT_TRUE(cache.Commit(a, t).ok());
+  EXPECT_EQ(Match(cache, in_scope(7), t, 11), 8);
+  EXPECT_EQ(Match(cache, in_scope(9), t, 11), 0);
+  EXPECT_EQ(Match(cache, in_scope(0), t, 11), 0);
+  // A fork keeps its scope: what it commits is found in scope 7.
+  auto f = cache.Fork(a);
+  ASSERT_TRUE(f.ok());
+  const int32_t b = in_scope(9);
+  Extend(cache, b, 12, 2);
+  ASSERT_TRUE(cache.Commit(b, t).ok());
+  EXPECT_NE(Blocks(cache, b)[0], Blocks(cache, a)[0]);
+  EXPECT_EQ(Match(cache, in_scope(9), t, 11), 8);
+  const int32_t c = in_scope(9);
+  EXPECT_EQ(Match(cache, c, t, 11), 8);
+  EXPECT_EQ(Blocks(cache, c)[0], Blocks(cache, b)[0]);
+}
+
 TEST(PagedPrefixTest, MatchAttachesCommittedFullBlocks) {
   PagedKvCache cache = MakeCache(8);
   std::vector<int32_t> t(10);

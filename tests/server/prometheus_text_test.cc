@@ -211,6 +211,8 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   m.prefix_cache_queries_tokens.Add(100);
   m.prefix_cache_hits_tokens.Add(48);
   m.prompt_tokens_total.Add(42);
+  m.prompt_tokens_computed_total.Add(30);
+  m.prompt_tokens_cached_total.Add(12);
   m.generation_tokens_total.Add(9);
   m.requests_finished.Add(FinishReason::kStop, 5);
   m.requests_finished.Add(FinishReason::kLength);
@@ -219,7 +221,7 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
 
   const std::string text = FormatPrometheus(m);
   const std::map<std::string, Family> fams = Parse(text);
-  EXPECT_EQ(fams.size(), 16u) << text;
+  EXPECT_EQ(fams.size(), 18u) << text;
   for (const auto& [name, f] : fams) {
     EXPECT_EQ(name.rfind("swiftlet_", 0), 0u) << name;
     CheckFamily(name, f);
@@ -243,6 +245,8 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
 
   EXPECT_EQ(fams.at("swiftlet_prompt_tokens_total").type, "counter");
   EXPECT_EQ(ValueOf(fams, "swiftlet_prompt_tokens_total"), 42);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prompt_tokens_computed_total"), 30);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prompt_tokens_cached_total"), 12);
   EXPECT_EQ(ValueOf(fams, "swiftlet_generation_tokens_total"), 9);
   EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_queries_tokens_total"), 100);
   EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_hits_tokens_total"), 48);
@@ -256,8 +260,41 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   EXPECT_EQ(fams.at("swiftlet_refusals_total").samples.size(), 6u);
 
   const std::map<std::string, Family> other = Parse(FormatPrometheus(m, "x_"));
-  EXPECT_EQ(other.size(), 16u);
+  EXPECT_EQ(other.size(), 18u);
   EXPECT_EQ(ValueOf(other, "x_requests_running"), 3);
+}
+
+TEST(PrometheusTextTest, TranslationMetricsParseBack) {
+  translate::TranslateMetrics m;
+  m.ObserveLanguageLatency("ja", 0.12);
+  m.ObserveLanguageLatency("ja", 0.4);
+  m.ObserveLanguageLatency("zh-Hant", 2.0);
+  m.translations_total.Add(3);
+  m.dropped_late_total.Add(2);
+  m.streams_active.Set(5);
+  m.stream_queue_depth.Observe(3);
+  translate::CacheStats cache;
+  cache.hits = 7;
+  cache.misses = 4;
+  cache.entries = 2;
+  const std::string text = FormatTranslatePrometheus(m, &cache);
+  const std::map<std::string, Family> fams = Parse(text);
+  // CheckFamily reads one series per family; the per-language histogram has
+  // several (promtool checks the whole text in e2e_serve_metrics).
+  for (const auto& [name, f] : fams) {
+    if (name != "swiftlet_translate_latency_seconds") CheckFamily(name, f);
+  }
+  EXPECT_EQ(fams.at("swiftlet_translate_latency_seconds").type, "histogram");
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_latency_seconds_count", {{"language", "ja"}}), 2);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_latency_seconds_bucket", {{"language", "ja"}, {"le", "0.15"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_latency_seconds_bucket", {{"language", "zh-Hant"}, {"le", "+Inf"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translations_total"), 3);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_dropped_late_total"), 2);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_streams_active"), 5);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_cache_hits_total"), 7);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_translate_cache_entries"), 2);
+  // Without a cache, no cache families.
+  EXPECT_EQ(Parse(FormatTranslatePrometheus(m, nullptr)).count("swiftlet_translate_cache_hits_total"), 0u);
 }
 
 TEST(PrometheusTextTest, ParserCatchesBrokenHistogram) {

@@ -8,25 +8,25 @@ namespace {
 TEST(RouterTest, MethodsPathsAndPrefixes) {
   Router r;
   int hit = 0;
-  r.Add("POST", "/v1/completions", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>) { hit = 1; });
-  r.Add("GET", "/v1/models", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>) { hit = 2; });
-  r.Add("GET", "/v1/models/", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>) { hit = 3; }, true);
-  r.Add("DELETE", "/v1/models", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>) { hit = 4; });
+  r.Add("POST", "/v1/completions", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>, const Caller&) { hit = 1; });
+  r.Add("GET", "/v1/models", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>, const Caller&) { hit = 2; });
+  r.Add("GET", "/v1/models/", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>, const Caller&) { hit = 3; }, true);
+  r.Add("DELETE", "/v1/models", [&](const http::HttpRequest&, std::shared_ptr<http::ResponseWriter>, const Caller&) { hit = 4; });
 
   auto m = r.Find("POST", "/v1/completions");
   ASSERT_NE(m.handler, nullptr);
-  (*m.handler)({}, nullptr);
+  (*m.handler)({}, nullptr, Caller{});
   EXPECT_EQ(hit, 1);
   EXPECT_EQ(m.route, "/v1/completions");
 
   m = r.Find("GET", "/v1/models");
   ASSERT_NE(m.handler, nullptr);
-  (*m.handler)({}, nullptr);
+  (*m.handler)({}, nullptr, Caller{});
   EXPECT_EQ(hit, 2) << "the exact route wins over the prefix";
 
   m = r.Find("GET", "/v1/models/tiny");
   ASSERT_NE(m.handler, nullptr);
-  (*m.handler)({}, nullptr);
+  (*m.handler)({}, nullptr, Caller{});
   EXPECT_EQ(hit, 3);
   EXPECT_EQ(m.route, "/v1/models/{id}");
 
