@@ -179,6 +179,23 @@ absl::StatusOr<EngineRun> ReadEngineRun(const Json& doc, const std::string& orig
       t = *g;
     }
     SWIFTLET_ASSIGN_OR_RETURN(t.tok_s, ReadNumber(r, "tok_s", origin, where, 1e-9, kMaxTokS));
+    // The best timed run, when the report lists them: a machine's neighbours
+    // only ever slow a run down, so the fastest is the closest to what the
+    // machine does undisturbed (the limits are best-of measurements too).
+    if (const Json* runs = FindField(r, "runs"); runs != nullptr) {
+      if (!runs->is_array() || runs->size() > kMaxResults) {
+        return absl::InvalidArgumentError(
+            StrCat(origin, ": ", where, ".runs: not an array of at most ", kMaxResults, " numbers"));
+      }
+      for (size_t k = 0; k < runs->size(); ++k) {
+        const Json& x = (*runs)[k];
+        if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > kMaxTokS) {
+          return absl::InvalidArgumentError(
+              StrCat(origin, ": ", where, ".runs[", k, "]: not a speed in (0, ", kMaxTokS, "]"));
+        }
+        t.tok_s = std::max(t.tok_s, x.get<double>());
+      }
+    }
     run.tests.push_back(std::move(t));
   }
   return run;

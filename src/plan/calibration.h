@@ -3,7 +3,9 @@
 // the roofline allows.
 //
 //   `swiftlet bench engine --json` files give, per test, the measured tok/s
-//   of one model on one machine. Each test is modelled with the planner's
+//   of one model on one machine: the best of the test's timed runs (the
+//   neighbours of a shared machine only ever slow a run down; the machine
+//   limits the file records are best-of measurements too). Each test is modelled with the planner's
 //   own formulas (plan/capacity.h) on the machine limits the file records:
 //     prefill factor         = pp tok/s / (P / prefill roofline seconds)
 //     decode factor at b     = tg@b tok/s / (b / decode-step roofline seconds)

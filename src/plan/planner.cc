@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
+#include "core/checked_math.h"
 #include "core/str_cat.h"
 
 namespace swiftlet::plan {
@@ -114,8 +116,12 @@ Fleet PlanFleet(const PlanReport& r, double peak_req_s) {
       s.cost_per_hour = static_cast<double>(s.devices) * *in.hardware.price_per_hour;
       f.cost_per_hour += *s.cost_per_hour;
     }
-    s.storage_bytes = static_cast<uint64_t>(s.nodes) * static_cast<uint64_t>(in.versions) *
-                      in.model.file_bytes;
+    // Saturates rather than wraps for absurd loads (the fleet is then
+    // absurd too, and the report says so in its device count).
+    if (!CheckedMul(static_cast<uint64_t>(s.nodes) * static_cast<uint64_t>(in.versions),
+                    in.model.file_bytes, &s.storage_bytes)) {
+      s.storage_bytes = UINT64_MAX;
+    }
     if (!in.link_mbps.empty()) {
       s.link_mbps = in.link_mbps[i];
       s.transfer_s = TransferSeconds(in.model.file_bytes, in.link_mbps[i]);
@@ -240,7 +246,9 @@ absl::StatusOr<PlanReport> MakePlan(const PlanInputs& inputs) {
   if (!fleet.ok) return absl::InvalidArgumentError("--rate: the load needs more replicas than can be counted");
   r.sites = std::move(fleet.sites);
   r.total_devices = fleet.devices;
-  for (const SitePlan& s : r.sites) r.storage_bytes += s.storage_bytes;
+  for (const SitePlan& s : r.sites) {
+    if (!CheckedAdd(r.storage_bytes, s.storage_bytes, &r.storage_bytes)) r.storage_bytes = UINT64_MAX;
+  }
   if (hw.price_per_hour) {
     r.cost_per_hour = fleet.cost_per_hour;
     r.cost_per_1k_tokens = CostPer1kTokens(fleet.cost_per_hour, load.peak_req_s * r.tokens_per_request);

@@ -90,6 +90,16 @@ TEST(CalibrationTest, OlderReportsGiveTheGeometryByName) {
   EXPECT_THAT(old.status().message(), HasSubstr("cannot be read"));
 }
 
+TEST(CalibrationTest, TheBestTimedRunCounts) {
+  // Median 45, best 50: the factor is the best run's, 50 x 0.0100020736.
+  auto cal = Calibrate({{"e.json", Engine(R"({"test": "tg64", "tok_s": 45, "runs": [45, 50, 40]})")}}, 64);
+  ASSERT_TRUE(cal.ok()) << cal.status();
+  EXPECT_NEAR(cal->efficiency.decode[0].second, kDecode1Factor, 1e-9);
+  EXPECT_EQ(cal->points[0].measured, 50);
+  auto bad = Calibrate({{"e.json", Engine(R"({"test": "tg64", "tok_s": 45, "runs": [45, "fast"]})")}}, 64);
+  EXPECT_THAT(bad.status().message(), HasSubstr("runs[1]"));
+}
+
 std::string Load(double best_goodput, double other_goodput = 1.0) {
   return R"({"parameters": {"slo_ms": {"ttft": 2000, "tpot": 100, "e2e": 0},
              "prompt_tokens": "40", "output_tokens": "32"},
