@@ -166,6 +166,24 @@ TEST(CalibrationTest, RejectsBadInputs) {
   EXPECT_THAT(CalibrateFromFiles(many, 64).status().message(), HasSubstr("more than"));
 }
 
+TEST(CalibrationTest, ReadsRecordedBenchOutput) {
+  // Real `swiftlet bench engine --json` and `swiftlet bench --json` files
+  // (docs/PLANNING.md's runs): they parse, and every factor is what the
+  // points say it is.
+  const std::string dir = std::string(SWIFTLET_SOURCE_DIR) + "/docs/planning/";
+  auto cal = CalibrateFromFiles({dir + "smol_engine_g.json", dir + "smol_load.json"}, 64);
+  ASSERT_TRUE(cal.ok()) << cal.status();
+  EXPECT_TRUE(cal->decode_fitted && cal->prefill_fitted && cal->serving_fitted);
+  ASSERT_EQ(cal->points.size(), 5u);  // pp128, tg32 at b1, b4, b16, goodput.
+  for (const CalibrationPoint& p : cal->points) {
+    EXPECT_GT(p.measured, 0) << p.what;
+    EXPECT_NEAR(p.factor, p.measured / p.modelled, 1e-12) << p.what;
+  }
+  EXPECT_EQ(cal->points[1].what, "decode b1");
+  EXPECT_EQ(cal->efficiency.decode.size(), 3u);
+  ASSERT_EQ(cal->machines.size(), 1u);
+}
+
 TEST(CalibrationTest, TargetsNoBatchMeetsCannotCalibrate) {
   std::string load = Load(3);
   load.replace(load.find("\"tpot\": 100"), 11, "\"tpot\": 1");
