@@ -8,6 +8,8 @@
 
 namespace swiftlet::plan {
 
+struct SloSeconds;  // plan/capacity.h
+
 // "3.14" with `digits` decimals.
 std::string Fixed(double v, int digits);
 // "22,528"
@@ -24,7 +26,6 @@ std::string HumanDuration(double s);
 // when absent.
 std::string Money(std::optional<double> usd);
 // "ttft=500ms,tpot=100ms" from a target list ("none" when empty).
-struct SloSeconds;
 std::string SloText(const SloSeconds& slo);
 
 }  // namespace swiftlet::plan

@@ -1,6 +1,6 @@
 // The plan as one self-contained HTML page: the same figures as the text
-// report in tables, and inline SVG charts of latency and throughput against
-// batch size and of cost against load. No scripts, no external references,
+// report in tables, and inline SVG charts of TPOT, TTFT and throughput
+// against batch size and of cost against load. No scripts, no external references,
 // so it can be mailed or archived as is.
 #include "core/str_cat.h"
 #include "plan/planner.h"
@@ -30,22 +30,20 @@ std::string KeyValue(const std::string& k, const std::string& v) {
   return StrCat("<tr><th class=\"l\">", XmlEscape(k), "</th>", Cell(v, true), "</tr>\n");
 }
 
-std::string LatencyChart(const PlanReport& r) {
-  SvgSeries tpot{"TPOT", {}};
-  SvgSeries ttft{"TTFT", {}};
+// One latency against batch size, with its target.
+std::string LatencyChart(const PlanReport& r, const char* name, double ServingPoint::*field,
+                         double target_s) {
+  SvgSeries series{name, {}};
   for (const BatchRow& b : r.batches) {
-    const double x = static_cast<double>(b.batch);
-    tpot.points.emplace_back(x, b.point.tpot_s * 1e3);
-    ttft.points.emplace_back(x, b.point.ttft_s * 1e3);
+    series.points.emplace_back(static_cast<double>(b.batch), b.point.*field * 1e3);
   }
   SvgChartSpec spec;
-  spec.title = "Latency against batch size";
+  spec.title = StrCat(name, " against batch size");
   spec.x_label = "batch size (sequences decoded together)";
   spec.y_label = "ms";
-  if (r.inputs.slo.tpot > 0) spec.horizontal.push_back({r.inputs.slo.tpot * 1e3, "TPOT target"});
-  if (r.inputs.slo.ttft > 0) spec.horizontal.push_back({r.inputs.slo.ttft * 1e3, "TTFT target"});
+  if (target_s > 0) spec.horizontal.push_back({target_s * 1e3, StrCat(name, " target")});
   if (r.feasible) spec.vertical.push_back({static_cast<double>(r.slo_batch), StrCat("batch ", r.slo_batch)});
-  return SvgLineChart(spec, {tpot, ttft});
+  return SvgLineChart(spec, {series});
 }
 
 std::string ThroughputChart(const PlanReport& r) {
@@ -132,7 +130,8 @@ std::string PlanHtml(const PlanReport& r) {
 
   if (!r.batches.empty()) {
     h += "<h2>By batch size</h2>\n";
-    h += LatencyChart(r);
+    h += LatencyChart(r, "TPOT", &ServingPoint::tpot_s, in.slo.tpot);
+    h += LatencyChart(r, "TTFT", &ServingPoint::ttft_s, in.slo.ttft);
     h += ThroughputChart(r);
     h += "<table>\n<tr><th>batch</th><th>roofline ms</th><th>bound</th><th>efficiency</th>"
          "<th>TPOT ms</th><th>TTFT ms</th><th>e2e ms</th><th>req/s</th><th>decode tok/s</th>"

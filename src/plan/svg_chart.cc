@@ -74,7 +74,19 @@ std::string SvgLineChart(const SvgChartSpec& spec, const std::vector<SvgSeries>&
       y_max = std::max(y_max, y);
     }
   }
-  for (const SvgReference& r : spec.horizontal) y_max = std::max(y_max, r.value);
+  // A target far above the data would squash the lines against the axis:
+  // such a line is named at the top instead of drawn to scale.
+  const double data_y_max = y_max;
+  std::vector<SvgReference> drawn;
+  std::vector<SvgReference> above;
+  for (const SvgReference& r : spec.horizontal) {
+    if (data_y_max > 0 && r.value > 3 * data_y_max) {
+      above.push_back(r);
+    } else {
+      drawn.push_back(r);
+      y_max = std::max(y_max, r.value);
+    }
+  }
   for (const SvgReference& r : spec.vertical) x_max = std::max(x_max, r.value);
   if (!std::isfinite(x_min) || x_min > 0) x_min = 0;
   if (!(x_max > x_min)) x_max = x_min + 1;
@@ -114,11 +126,16 @@ std::string SvgLineChart(const SvgChartSpec& spec, const std::vector<SvgSeries>&
   svg += StrCat("<text transform=\"translate(16 ", Num(kTop + plot_h / 2),
                 ") rotate(-90)\" text-anchor=\"middle\">", XmlEscape(spec.y_label), "</text>\n");
   // Reference lines.
-  for (const SvgReference& r : spec.horizontal) {
+  for (const SvgReference& r : drawn) {
     svg += StrCat("<line x1=\"", Num(kLeft), "\" y1=\"", Num(py(r.value)), "\" x2=\"", Num(kLeft + plot_w),
                   "\" y2=\"", Num(py(r.value)), "\" stroke=\"#555\" stroke-dasharray=\"5 4\"/>",
                   "<text x=\"", Num(kLeft + plot_w - 4), "\" y=\"", Num(py(r.value) - 4),
                   "\" text-anchor=\"end\" fill=\"#555\">", XmlEscape(r.label), "</text>\n");
+  }
+  for (size_t i = 0; i < above.size(); ++i) {
+    svg += StrCat("<text x=\"", Num(kLeft + plot_w - 4), "\" y=\"", Num(kTop + 12 + 14 * static_cast<double>(i)),
+                  "\" text-anchor=\"end\" fill=\"#555\">", XmlEscape(above[i].label), " ",
+                  TickLabel(above[i].value, y_step), " (above the chart)</text>\n");
   }
   for (const SvgReference& r : spec.vertical) {
     svg += StrCat("<line x1=\"", Num(px(r.value)), "\" y1=\"", Num(kTop), "\" x2=\"", Num(px(r.value)),

@@ -72,7 +72,8 @@ TEST(ReportTest, JsonHasEveryFigure) {
 TEST(ReportTest, HtmlIsSelfContained) {
   const std::string html = PlanHtml(Report());
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
-  EXPECT_THAT(html, HasSubstr("Latency against batch size"));
+  EXPECT_THAT(html, HasSubstr("TPOT against batch size"));
+  EXPECT_THAT(html, HasSubstr("TTFT against batch size"));
   EXPECT_THAT(html, HasSubstr("Cost per 1K tokens against peak load"));
   EXPECT_THAT(html, HasSubstr("<polyline"));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
@@ -100,6 +101,10 @@ TEST(SvgChartTest, TicksAndEscaping) {
   EXPECT_THAT(svg, HasSubstr("t &lt;1&gt;"));
   EXPECT_THAT(svg, HasSubstr("target"));
   EXPECT_THAT(svg, Not(HasSubstr("nan")));
+  // A target far above the data is named, not drawn to scale.
+  const std::string far = SvgLineChart({"t", "x", "y", {{500, "TTFT target"}}, {}}, {{"s", {{1, 10}, {2, 20}}}});
+  EXPECT_THAT(far, HasSubstr("TTFT target 500 (above the chart)"));
+  EXPECT_THAT(far, Not(HasSubstr("stroke-dasharray=\"5 4\"")));
 }
 
 }  // namespace
