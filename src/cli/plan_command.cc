@@ -29,6 +29,7 @@ struct PlanOptions {
   std::string model_path;
   std::string preset;
   std::string type = "Q8_0";
+  bool type_given = false;
   std::string kv_type = "f16";
   int64_t context = 0;
   std::string hardware;
@@ -100,6 +101,9 @@ absl::StatusOr<plan::PlanInputs> BuildInputs(const PlanOptions& o) {
     return absl::InvalidArgumentError("give exactly one of -m FILE.gguf and --preset NAME");
   }
   if (!o.model_path.empty()) {
+    if (o.type_given) {
+      return absl::InvalidArgumentError("--type applies to --preset; a model file has its own types");
+    }
     SWIFTLET_ASSIGN_OR_RETURN(in.model, SizeModelFile(o.model_path));
     in.model_name = o.model_path;
   } else {
@@ -214,7 +218,13 @@ Command AddPlanCommand(CLI::App& parent) {
   cmd->add_option("--preset", o->preset,
                   "Model shape instead of a file: 0.5b, 1.5b, 7b, 8b, 14b, 32b, 70b, tinyllama-1.1b, "
                   "smollm2-135m, qwen3-0.6b (see --list-presets)");
-  cmd->add_option("--type", o->type, "Weight format of a --preset: F16, Q8_0 (default), Q4_K_M, ...");
+  cmd->add_option_function<std::string>(
+      "--type",
+      [o](const std::string& v) {
+        o->type = v;
+        o->type_given = true;
+      },
+      "Weight format of a --preset: F16, Q8_0 (default), Q4_K_M, ...");
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 (default), f32 or q8_0");
   cmd->add_option("--context", o->context,
                   "KV tokens held per sequence (default: prompt + output tokens)")

@@ -184,6 +184,7 @@ class Plan(unittest.TestCase):
             (["plan", "--preset", "7b", "--rate", "1"], "--hardware"),
             (["plan", "--preset", "9b", "--hardware", "l4", "--rate", "1"], "--preset"),
             (base + ["--rate", "1", "--type", "Q9_X"], "--type"),
+            (["plan", "-m", self.model, "--type", "F16", "--hardware", "l4", "--rate", "1"], "--type"),
             (base + ["--rate", "1", "--kv-type", "q4_0"], "--kv-type"),
             (base + ["--rate", "1", "--context", "10"], "--context"),
             (base + ["--rate", "1", "--redundancy", "3n"], "--redundancy"),
