@@ -28,6 +28,7 @@ Command AddRunCommand(CLI::App& app);
 Command AddTokenizeCommand(CLI::App& app);
 Command AddInspectCommand(CLI::App& app);
 Command AddQuantizeCommand(CLI::App& app);
+Command AddPlanCommand(CLI::App& app);
 // `bench` (the HTTP load generator); `bench engine` under it.
 Command AddBenchCommand(CLI::App& app);
 Command AddBenchEngineCommand(CLI::App& bench);

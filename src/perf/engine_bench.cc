@@ -205,6 +205,8 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   report.model_path = o.model_path;
   report.arch = std::string(ArchitectureName(c.arch));
   report.context_train = c.n_ctx_train;
+  report.shape = ShapeOfConfig(c);
+  report.kv_type = o.kv_type;
   SWIFTLET_ASSIGN_OR_RETURN(report.cost, ComputeModelCost(*model));
 
   const int threads = o.threads > 0 ? o.threads : PhysicalCores();
@@ -239,6 +241,10 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
     const EngineBenchTest& test = plan.tests[i];
     EngineBenchResult r;
     r.test = test.name;
+    r.prompt = test.prompt;
+    r.batch = test.batch;
+    r.tokens_per_pass = test.tokens_per_pass;
+    r.mean_context = test.mean_context;
     for (int run = 0; run <= o.repeat; ++run) {
       const uint64_t seed = (uint64_t{i} << 32) + static_cast<uint64_t>(run);
       SWIFTLET_ASSIGN_OR_RETURN(const double tok_s, runner.Run(test, seed));

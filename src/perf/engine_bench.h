@@ -31,6 +31,7 @@
 #include "core/status.h"
 #include "core/tensor_type.h"
 #include "perf/machine_limits.h"
+#include "perf/model_shape.h"
 #include "perf/roofline.h"
 
 namespace swiftlet {
@@ -83,6 +84,12 @@ absl::StatusOr<EngineBenchPlan> PlanEngineBench(const EngineBenchOptions& option
 
 struct EngineBenchResult {
   std::string test;
+  // The test's geometry (EngineBenchTest), so a reader of the report (the
+  // capacity planner's calibration) need not parse the name.
+  bool prompt = false;
+  int64_t batch = 1;
+  int64_t tokens_per_pass = 1;
+  double mean_context = 0;
   double tok_s = 0;          // Median over the timed runs.
   std::vector<double> runs;  // tok/s of each timed run.
   double limit_tok_s = 0;
@@ -99,6 +106,8 @@ struct EngineBenchReport {
   std::string model_path;
   std::string arch;
   int64_t context_train = 0;
+  ModelShape shape;  // What the planner needs to scale these results to another model.
+  TensorType kv_type = TensorType::kF16;
   ModelCost cost;
   std::vector<EngineBenchResult> results;
 };

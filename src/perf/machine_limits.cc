@@ -227,6 +227,13 @@ std::string Trim(const std::string& s) {
 
 }  // namespace
 
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
 uint64_t LastLevelCacheBytes() {
   // sysfs first: it describes the cache cpu0 actually shares. glibc's
   // sysconf derives L3 from CPUID and on some AMD parts reports the whole

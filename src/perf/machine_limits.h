@@ -66,6 +66,9 @@ uint64_t LastLevelCacheBytes();
 // at most 1 GiB; 32 MiB of cache is assumed when `llc_bytes` is 0.
 uint64_t ReadBufferBytes(uint64_t llc_bytes);
 
+// Bytes of physical memory (sysconf), 0 when unknown.
+uint64_t PhysicalMemoryBytes();
+
 // The CPU's name: /proc/cpuinfo's first "model name", else the CPUID brand
 // string, else "unknown x86-64".
 std::string CpuModelName();

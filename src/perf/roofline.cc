@@ -36,8 +36,11 @@ bool StreamedPerToken(TensorRole role, bool tied) {
 }  // namespace
 
 absl::StatusOr<ModelCost> ComputeModelCost(const Model& model) {
-  const ModelConfig& config = model.config();
-  const std::vector<TensorInfo> tensors = model.Tensors();
+  return ComputeModelCost(model.config(), model.Tensors());
+}
+
+absl::StatusOr<ModelCost> ComputeModelCost(const ModelConfig& config,
+                                           const std::vector<TensorInfo>& tensors) {
   auto find = [&](const std::string& name) -> const TensorInfo* {
     for (const TensorInfo& t : tensors) {
       if (t.name == name) return &t;

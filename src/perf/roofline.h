@@ -28,7 +28,9 @@
 
 namespace swiftlet {
 
-class Model;  // model/model.h
+class Model;              // model/model.h
+struct ModelConfig;       // model/model_config.h
+struct TensorInfo;        // model/model.h
 
 // ---- What a token costs a model -------------------------------------------
 
@@ -55,6 +57,10 @@ struct ModelCost {
 // Counts the cost from the model's tensor table. Fails when a tensor the
 // config calls for is missing.
 absl::StatusOr<ModelCost> ComputeModelCost(const Model& model);
+// The same count from a config and a tensor table alone, for models that are
+// never loaded (perf/model_shape.h: a GGUF header, or a shape and a format).
+absl::StatusOr<ModelCost> ComputeModelCost(const ModelConfig& config,
+                                           const std::vector<TensorInfo>& tensors);
 
 // ---- Limit arithmetic ------------------------------------------------------
 
