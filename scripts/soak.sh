@@ -9,4 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/src/cli/swiftlet ] || scripts/build.sh build
 exec /usr/bin/python3 tests/e2e/soak_test.py build/src/cli/swiftlet ../shared \
-  --duration "${SOAK_SECONDS:-600}" --report build/soak-report.json "$@"
+  --duration "${SOAK_SECONDS:-600}" --warmup-fraction 0.2 --report build/soak-report.json "$@"

@@ -29,6 +29,8 @@ Command AddTokenizeCommand(CLI::App& app);
 Command AddInspectCommand(CLI::App& app);
 Command AddQuantizeCommand(CLI::App& app);
 Command AddPlanCommand(CLI::App& app);
+// `keys add`.
+Command AddKeysCommand(CLI::App& app);
 // `bench` (the HTTP load generator); `bench engine` under it.
 Command AddBenchCommand(CLI::App& app);
 Command AddBenchEngineCommand(CLI::App& bench);

@@ -31,6 +31,7 @@ int Main(int argc, char** argv) {
   commands.push_back(bench);
   commands.push_back(AddServeCommand(app));
   commands.push_back(AddPlanCommand(app));
+  commands.push_back(AddKeysCommand(app));
 
   // CLI11 would only say "a subcommand is required"; name the mistake.
   std::string names;

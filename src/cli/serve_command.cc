@@ -18,6 +18,7 @@
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
 #include "engine/pooling.h"
+#include "server/api_keys.h"
 #include "engine/engine.h"
 #include "model/model.h"
 #include "server/api_server.h"
@@ -60,6 +61,13 @@ struct ServeOptions {
   std::string translate_cache_size = "64MiB";
   std::string translate_cache_ttl = "1h";
   std::vector<std::string> stream_origins;
+  std::string api_keys;
+  std::string admin_endpoints = "key";
+  std::string prefix_cache_scope = "key";
+  bool scrub_kv = false;
+  std::string audit_log;
+  std::string audit_log_max_size = "100MiB";
+  int audit_log_keep = 5;
   bool no_prefix_cache = false;
 };
 
@@ -124,6 +132,19 @@ int RunServe(const ServeOptions& o) {
   if (*cache_bytes < 4096 || *cache_bytes > (uint64_t{64} << 30)) {
     return ReportError("--translate-cache-size: 4KiB..64GiB");
   }
+  if (o.admin_endpoints != "key" && o.admin_endpoints != "open") {
+    return ReportError("--admin-endpoints: key or open");
+  }
+  if (o.prefix_cache_scope != "key" && o.prefix_cache_scope != "global") {
+    return ReportError("--prefix-cache-scope: key or global");
+  }
+  if (!o.api_keys.empty()) {
+    // Read now, so a bad file fails before the model loads.
+    auto keys = server::ApiKeyTable::Load(o.api_keys);
+    if (!keys.ok()) return ReportError(StrCat("--api-keys: ", keys.status().message()));
+  }
+  auto audit_max = ParseByteSize(o.audit_log_max_size);
+  if (!audit_max.ok() || *audit_max < 4096) return ReportError("--audit-log-max-size: a size of 4KiB or more");
   auto cache_ttl = ParseDuration(o.translate_cache_ttl);
   if (!cache_ttl.ok()) return ReportError(StrCat("--translate-cache-ttl: ", cache_ttl.status().message()));
   if (*cache_ttl < kNsPerSecond || *cache_ttl > 30 * 24 * 3600 * kNsPerSecond) {
@@ -136,6 +157,7 @@ int RunServe(const ServeOptions& o) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::fprintf(stderr, "swiftlet: loading %s\n", o.model_path.c_str());
@@ -164,6 +186,7 @@ int RunServe(const ServeOptions& o) {
   cfg.slo_batch = *slo_batch;
   cfg.slo_embedding = *slo_embedding;
   cfg.prefix_cache = !o.no_prefix_cache;
+  cfg.scrub_kv = o.scrub_kv;
   auto engine = Engine::Create(**model, **tokenizer, cfg);
   if (!engine.ok()) return ReportError(engine.status());
 
@@ -192,6 +215,12 @@ int RunServe(const ServeOptions& o) {
   ao.translate_cache_bytes = *cache_bytes;
   ao.translate_cache_ttl = std::chrono::milliseconds(*cache_ttl / kNsPerMs);
   ao.stream_origins = o.stream_origins;
+  ao.api_keys_path = o.api_keys;
+  ao.audit_log_path = o.audit_log;
+  ao.audit_log_max_bytes = *audit_max;
+  ao.audit_log_keep = o.audit_log_keep;
+  ao.admin_endpoints_open = o.admin_endpoints == "open";
+  ao.cache_scope_per_key = o.prefix_cache_scope == "key";
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -214,7 +243,16 @@ int RunServe(const ServeOptions& o) {
   std::fflush(stdout);
 
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  while (true) {
+    sigwait(&signals, &signal_number);
+    if (signal_number != SIGHUP) break;
+    // Reload what can be reloaded without dropping a connection.
+    if (!o.api_keys.empty()) {
+      const absl::Status s = server.ReloadApiKeys();
+      std::fprintf(stderr, "swiftlet: SIGHUP: API keys %s%s\n", s.ok() ? "reloaded" : "kept: ",
+                   s.ok() ? "" : std::string(s.message()).c_str());
+    }
+  }
   std::fprintf(stderr, "swiftlet: %s: draining (grace %s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                o.grace.c_str());
   server.BeginDrain();
@@ -287,6 +325,19 @@ Command AddServeCommand(CLI::App& parent) {
                   "Bound of the in-process translation cache (default 64MiB)");
   cmd->add_option("--translate-cache-ttl", o->translate_cache_ttl,
                   "How long a cached translation is kept (default 1h)");
+  cmd->add_option("--api-keys", o->api_keys,
+                  "File of API keys (JSON lines of hashed keys, see `swiftlet keys add`); reloaded on SIGHUP");
+  cmd->add_option("--admin-endpoints", o->admin_endpoints,
+                  "With --api-keys: key (default: /metrics and /load need an admin key) or open");
+  cmd->add_option("--prefix-cache-scope", o->prefix_cache_scope,
+                  "With --api-keys: key (default: each key's prompts are cached apart) or global");
+  cmd->add_flag("--scrub-kv", o->scrub_kv, "Zero KV cache blocks when they are freed");
+  cmd->add_option("--audit-log", o->audit_log,
+                  "Append one JSON line per request (key, peer, endpoint, status, tokens, latency, SHA-256 of "
+                  "prompt and output; content only with --log-content) to FILE");
+  cmd->add_option("--audit-log-max-size", o->audit_log_max_size, "Rotate the audit log past this size (default 100MiB)");
+  cmd->add_option("--audit-log-keep", o->audit_log_keep, "Rotated audit files kept (default 5)")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--stream-origins", o->stream_origins,
                   "Browser origins allowed to open /v1/translate/stream, e.g. https://app.example.com "
                   "(default: any)")

@@ -53,6 +53,9 @@ struct HttpRequest {
   // there): steady_clock nanoseconds since its epoch, the scale of
   // core/clock.h's SystemClock. Time to first token counts from here.
   int64_t received_ns = 0;
+  // Who the application found the request to come from (an API key's id),
+  // once it authenticated it; empty before. Logs name it.
+  std::string principal;
 };
 
 }  // namespace swiftlet::http

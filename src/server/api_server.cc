@@ -43,6 +43,8 @@ absl::StatusOr<std::shared_ptr<translate::TranslationCache>> MakeTranslateCache(
 }  // namespace
 
 struct ApiServer::Parts {
+  std::string api_keys_path;
+  std::unique_ptr<AuditLog> audit;
   RequestLog log;
   std::unique_ptr<OpenAiService> service;
   std::unique_ptr<http::HttpServer> http;
@@ -58,15 +60,30 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
                                                             const Tokenizer& tokenizer,
                                                             absl::StatusOr<ChatTemplate> chat,
                                                             absl::StatusOr<Pooling> pooling) {
-  auto parts = std::unique_ptr<Parts>(new Parts{RequestLog(stderr, o.log_content), nullptr, nullptr});
+  std::unique_ptr<AuditLog> audit;
+  if (!o.audit_log_path.empty()) {
+    AuditLogOptions ao;
+    ao.path = o.audit_log_path;
+    ao.max_bytes = o.audit_log_max_bytes;
+    ao.keep = o.audit_log_keep;
+    ao.log_content = o.log_content;
+    SWIFTLET_ASSIGN_OR_RETURN(audit, AuditLog::Open(ao));
+  }
+  auto parts = std::unique_ptr<Parts>(
+      new Parts{o.api_keys_path, std::move(audit), RequestLog(stderr, o.log_content), nullptr, nullptr});
   ServiceConfig sc;
   SWIFTLET_ASSIGN_OR_RETURN(sc.translate_cache, MakeTranslateCache(o));
+  if (!o.api_keys_path.empty()) {
+    SWIFTLET_ASSIGN_OR_RETURN(sc.api_keys, ApiKeyTable::Load(o.api_keys_path));
+  }
+  sc.admin_endpoints_open = o.admin_endpoints_open;
+  sc.cache_scope_per_key = o.cache_scope_per_key;
   sc.model_name = o.model_name;
   sc.stream_origins = o.stream_origins;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;
   parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, pooling,
-                                                   parts->log, sc);
+                                                   parts->log, sc, parts->audit.get());
 
   http::HttpServerOptions ho;
   ho.host = o.host;
@@ -92,6 +109,12 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
 uint16_t ApiServer::port() const { return parts_->http->port(); }
 void ApiServer::BeginDrain() { parts_->service->BeginDrain(); }
 int64_t ApiServer::in_flight() const { return parts_->service->in_flight(); }
+
+absl::Status ApiServer::ReloadApiKeys() {
+  if (parts_->api_keys_path.empty()) return absl::FailedPreconditionError("no --api-keys file to reload");
+  SWIFTLET_ASSIGN_OR_RETURN(auto table, ApiKeyTable::Load(parts_->api_keys_path));
+  return parts_->service->ReloadApiKeys(std::move(table));
+}
 void ApiServer::Stop(std::chrono::milliseconds linger) { parts_->http->Stop(linger); }
 
 }  // namespace swiftlet::server

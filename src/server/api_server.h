@@ -43,6 +43,14 @@ struct ApiServerOptions {
   std::chrono::milliseconds translate_cache_ttl{3'600'000};
   // Origins allowed to open a live translation stream (empty: any).
   std::vector<std::string> stream_origins;
+  // API keys (server/api_keys.h); empty: no authentication.
+  std::string api_keys_path;
+  bool admin_endpoints_open = false;  // /metrics and /load without an admin key.
+  bool cache_scope_per_key = true;    // Prefix and translation caches per key.
+  // The audit log (server/audit_log.h); empty: none.
+  std::string audit_log_path;
+  uint64_t audit_log_max_bytes = uint64_t{100} << 20;
+  int audit_log_keep = 5;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache
@@ -66,6 +74,9 @@ class ApiServer {
   void BeginDrain();
   // Generation and embedding requests not finished yet.
   int64_t in_flight() const;
+  // Reads the API key file again and swaps the table in (SIGHUP); requests
+  // in flight keep their key. On error the old table stays.
+  absl::Status ReloadApiKeys();
   // Closes every connection (what is still running is cancelled through
   // its closed connection), waiting up to `linger` for writes to finish.
   void Stop(std::chrono::milliseconds linger);

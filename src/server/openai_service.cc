@@ -30,12 +30,13 @@ std::string Hex(uint64_t v, int width) {
 
 OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat,
                              Engine& engine, absl::StatusOr<Pooling> pooling, RequestLog& log,
-                             ServiceConfig config)
+                             ServiceConfig config, AuditLog* audit)
     : tokenizer_(tokenizer),
       chat_(std::move(chat)),
       engine_(engine),
       pooling_(std::move(pooling)),
       log_(log),
+      audit_(audit),
       config_(std::move(config)),
       created_(static_cast<int64_t>(std::time(nullptr))) {
   defaults_.context = engine_.context();
@@ -110,6 +111,7 @@ void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::Resp
       Fail(request, match.route, writer, s, start, std::move(headers));
       return;
     }
+    if (caller.key != nullptr) request.principal = caller.key->id;
   }
   if (match.handler == nullptr) {
     if (!match.allow.empty()) {
@@ -201,6 +203,24 @@ absl::Status OpenAiService::CheckKeyModel(const Caller& caller) const {
                         "model");
 }
 
+void OpenAiService::Record(const RequestLogEntry& e) {
+  log_.Write(e);
+  if (audit_ == nullptr) return;
+  AuditRecord r;
+  r.key_id = e.key_id;
+  r.peer = e.peer;
+  r.method = e.method;
+  r.endpoint = e.endpoint;
+  if (e.prompt_tokens >= 0) r.model = config_.model_name;
+  r.status = e.status;
+  r.prompt_tokens = e.prompt_tokens;
+  r.completion_tokens = e.completion_tokens;
+  r.latency_ms = e.total_ms;
+  r.prompt = e.prompt;
+  r.output = e.output;
+  audit_->Write(r);
+}
+
 void OpenAiService::Answered(const http::HttpRequest& request, const std::string& route, int status,
                              int64_t start_ns) {
   metrics_.CountRequest(route, status);
@@ -210,11 +230,13 @@ void OpenAiService::Answered(const http::HttpRequest& request, const std::string
   e.endpoint = request.path;
   e.status = status;
   e.total_ms = Ms(NowNs() - start_ns);
+  e.key_id = request.principal;
+  e.peer = request.remote_address;
   // Probes and scrapes would drown the log: only their failures are logged.
   if (status < 400 && (route == "/health" || route == "/ready" || route == "/load" || route == "/metrics")) {
     return;
   }
-  log_.Write(e);
+  Record(e);
 }
 
 int OpenAiService::Fail(const http::HttpRequest& request, const std::string& route, Writer& writer,
@@ -286,7 +308,7 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer,
     auto tokens = PromptTokens(parsed->prompts[i], param, tokenizer_.add_bos_token());
     if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
     prompts.push_back(*std::move(tokens));
-    if (log_.log_content()) {
+    if (log_.log_content() || audit_ != nullptr) {
       if (const auto* t = std::get_if<std::string>(&parsed->prompts[i])) prompt_text += *t;
     }
   }
@@ -306,7 +328,7 @@ void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer wri
   if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
   std::string text;
   auto tokens = ChatTokens(parsed->messages, /*add_generation_prompt=*/true,
-                           log_.log_content() ? &text : nullptr);
+                           log_.log_content() || audit_ != nullptr ? &text : nullptr);
   if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
   std::vector<std::vector<int32_t>> prompts;
   prompts.push_back(*std::move(tokens));
@@ -355,7 +377,8 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   spec.stream = options.stream;
   spec.include_usage = options.include_usage;
   spec.logprobs = top_logprobs >= 0;
-  spec.keep_text = log_.log_content();
+  // The audit log digests the output, so it keeps the text too.
+  spec.keep_text = log_.log_content() || audit_ != nullptr;
   spec.id = NextId(chat ? "chatcmpl-" : "cmpl-");
   spec.model = config_.model_name;
   spec.created = static_cast<int64_t>(std::time(nullptr));
@@ -366,6 +389,8 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   RequestLogEntry entry;
   entry.id = spec.id;
   entry.method = request.method;
+  entry.peer = request.remote_address;
+  entry.key_id = request.principal;
   entry.endpoint = request.path;
   entry.prompt = std::move(prompt_text);
   if (caller.key != nullptr) entry.key_id = caller.key->id;
@@ -387,7 +412,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     entry.total_ms = Ms(NowNs() - start);
     entry.finish = s.finish;
     entry.output = s.output;
-    log_.Write(entry);
+    Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   };
   auto call = GenerationCall::Create(std::move(spec), tokenizer_, writer, engine_, std::move(done));
@@ -453,6 +478,8 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
   RequestLogEntry entry;
   entry.id = NextId("embd-");
   entry.method = request.method;
+  entry.peer = request.remote_address;
+  entry.key_id = request.principal;
   entry.endpoint = request.path;
   auto done = [this, route, entry = std::move(entry), start](const EmbeddingSummary& s) mutable {
     metrics_.CountRequest(route, s.http_status);
@@ -460,7 +487,7 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
     entry.prompt_tokens = s.usage.prompt_tokens;
     if (s.usage.prompt_tokens > 0) entry.queue_ms = Ms(s.timings.queued_ns);
     entry.total_ms = Ms(NowNs() - start);
-    log_.Write(entry);
+    Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   };
   auto call = EmbeddingCall::Create(std::move(spec), writer, engine_, std::move(done));

@@ -33,6 +33,7 @@
 #include "engine/pooling.h"
 #include "http/server.h"
 #include "server/api_keys.h"
+#include "server/audit_log.h"
 #include "server/caller.h"
 #include "server/key_limits.h"
 #include "server/openai_mapping.h"
@@ -73,7 +74,7 @@ class OpenAiService {
   // requests then get 400 with that message. `pooling` may hold an error
   // (the model's pooling type is not supported): embeddings then get 501.
   OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat, Engine& engine,
-                absl::StatusOr<Pooling> pooling, RequestLog& log, ServiceConfig config);
+                absl::StatusOr<Pooling> pooling, RequestLog& log, ServiceConfig config, AuditLog* audit = nullptr);
 
   // The http::HttpHandler.
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
@@ -135,6 +136,8 @@ class OpenAiService {
                                                     const std::string& param, bool add_bos) const;
   absl::StatusOr<std::vector<int32_t>> ChatTokens(const std::vector<api::ChatMessage>& messages,
                                                   bool add_generation_prompt, std::string* text) const;
+  // Writes the request log line and, with --audit-log, the audit line.
+  void Record(const RequestLogEntry& entry);
   // Counts and logs an answer given at once (not a generation).
   void Answered(const http::HttpRequest& request, const std::string& route, int status,
                 int64_t start_ns);
@@ -152,6 +155,7 @@ class OpenAiService {
   Engine& engine_;
   const absl::StatusOr<Pooling> pooling_;
   RequestLog& log_;
+  AuditLog* const audit_;  // Null: no audit log.
   ServiceConfig config_;
   GenerationDefaults defaults_;
   const int64_t created_;  // Unix seconds at start: the model's "created".

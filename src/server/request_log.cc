@@ -9,7 +9,12 @@
 namespace swiftlet::server {
 namespace {
 
-std::string UtcNow() {
+
+double Round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+}  // namespace
+
+std::string UtcTimestamp() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
@@ -21,13 +26,9 @@ std::string UtcNow() {
   return buf;
 }
 
-double Round3(double v) { return std::round(v * 1000.0) / 1000.0; }
-
-}  // namespace
-
 std::string RequestLog::Format(const RequestLogEntry& e) const {
   nlohmann::ordered_json j;
-  j["time"] = UtcNow();
+  j["time"] = UtcTimestamp();
   j["id"] = e.id;
   j["method"] = e.method.substr(0, 16);
   j["endpoint"] = e.endpoint.substr(0, 256);

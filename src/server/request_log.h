@@ -32,9 +32,13 @@ struct RequestLogEntry {
   double total_ms = 0;             // Received until answered.
   std::string finish;              // Engine finish reason, when generated.
   std::string key_id;              // The API key's id, when keys are on.
+  std::string peer;                // Client address (the audit log's; not in the request log).
   std::string prompt;              // Written only with log_content.
   std::string output;
 };
+
+// Now, UTC, ISO 8601 with milliseconds ("2026-12-05T16:00:00.123Z").
+std::string UtcTimestamp();
 
 class RequestLog {
  public:

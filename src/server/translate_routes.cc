@@ -30,8 +30,13 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, c
   RequestLogEntry entry;
   entry.id = NextId("tr-");
   entry.method = request.method;
+  entry.peer = request.remote_address;
+  entry.key_id = request.principal;
   entry.endpoint = request.path;
   if (caller.key != nullptr) entry.key_id = caller.key->id;
+  if (log_.log_content() || audit_ != nullptr) {
+    for (const std::string& t : parsed->texts) entry.prompt += t + "\n";
+  }
   auto done = [this, route, writer, entry = std::move(entry), start, caller](
                   absl::StatusOr<api::TranslateResponse> result, int64_t retry_after_ms) mutable {
     int status = 200;
@@ -48,6 +53,9 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, c
       entry.completion_tokens = result->completion_tokens;
       entry.cached_tokens = result->cached_tokens;
       if (caller.key != nullptr) limiter_.Settle(*caller.key, result->prompt_tokens, result->completion_tokens, 0);
+      if (log_.log_content() || audit_ != nullptr) {
+        for (const api::Translation& t : result->translations) entry.output += t.text + "\n";
+      }
       if (writer->cancelled()) {
         status = 499;
       } else {
@@ -57,7 +65,7 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, c
     metrics_.CountRequest(route, status);
     entry.status = status;
     entry.total_ms = Ms(NowNs() - start);
-    log_.Write(entry);
+    Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   };
   auto job = translation_->Start(*parsed, {start, caller.scope, caller.cache_scope}, nullptr, std::move(done));
@@ -140,7 +148,7 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
   handlers.on_message = [conn](std::string text) { conn->stream->OnMessage(text); };
   // The caller (and its in-flight slot) lives as long as the stream.
   handlers.on_close = [this, conn, request_id = NextId("ws-"), method = request.method, path = request.path,
-                       start, caller](int code, std::string /*reason*/) {
+                       peer = request.remote_address, start, caller](int code, std::string /*reason*/) {
     conn->stream->Close();
     {
       std::lock_guard<std::mutex> lock(conn->mu);
@@ -150,10 +158,11 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
     entry.id = request_id;
     entry.method = method;
     entry.endpoint = path;
+    entry.peer = peer;
     entry.status = code;  // The close code: how the stream ended.
     if (caller.key != nullptr) entry.key_id = caller.key->id;
     entry.total_ms = Ms(NowNs() - start);
-    log_.Write(entry);
+    Record(entry);
   };
   std::shared_ptr<http::WebSocket> socket = writer->AcceptWebSocket(wo, std::move(handlers));
   if (socket == nullptr) {
