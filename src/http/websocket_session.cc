@@ -125,11 +125,25 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     phase_ = Phase::kHandshake;
     ws_.next_layer() = std::move(socket);
     Configure();
+    // The fields Beast checks, each repeated one joined into a list as
+    // IsWebSocketUpgrade read them.
     websocket::request_type request;
     request.method(beast::http::verb::get);
     request.target(target);
     request.version(11);
-    for (const auto& [name, value] : headers.fields()) request.insert(name, value);
+    for (std::string_view name :
+         {"Host", "Connection", "Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}) {
+      std::string joined;
+      for (const auto& [n, value] : headers.fields()) {
+        if (!EqualsIgnoreCase(n, name)) continue;
+        if (!joined.empty()) joined += ", ";
+        joined += value;
+      }
+      if (!joined.empty()) request.set(beast::string_view(name.data(), name.size()), joined);
+    }
+    // Beast names itself, with its version, unless told otherwise.
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& response) { response.set("Server", "swiftlet"); }));
     ArmDeadline(options_.handshake_timeout);
     // Beast builds its answer from the request before this call returns.
     ws_.async_accept(request, [self = shared_from_this()](error_code ec) {
