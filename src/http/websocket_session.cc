@@ -479,20 +479,30 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     Linger();
   }
 
-  // After the close frames (our Teardown only half-closed the socket):
+  // After the close frames (our teardown only half-closed the socket):
   // read and discard until the peer closes too, so it is not sent a reset
   // that could destroy our last frames in flight; bounded by the close
-  // deadline.
+  // deadline. Reads are tried at once, not left to the reactor: the peer's
+  // FIN may already have been seen by Beast's last read, and asio does not
+  // retry a socket whose last read drained it until a new event arrives.
   void Linger() {
     Socket& socket = beast::get_lowest_layer(ws_);
     if (!socket.is_open()) return Done();
     ArmDeadline(options_.close_timeout);  // Keeps an earlier deadline.
-    socket.async_read_some(asio::buffer(linger_buf_), [self = shared_from_this()](error_code ec,
-                                                                                  size_t) {
-      if (self->phase_ != Phase::kLingering) return;
-      if (ec) return self->Done();
-      self->Linger();
-    });
+    error_code ec;
+    socket.non_blocking(true, ec);
+    for (int i = 0; i < 16 && !ec; ++i) socket.read_some(asio::buffer(linger_buf_), ec);
+    if (ec == asio::error::would_block) {
+      socket.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code) {
+        if (self->phase_ == Phase::kLingering) self->Linger();
+      });
+    } else if (ec) {
+      Done();  // EOF, or the connection is gone.
+    } else {    // Still sending: let the other connections of this thread run.
+      asio::post(ws_.get_executor(), [self = shared_from_this()] {
+        if (self->phase_ == Phase::kLingering) self->Linger();
+      });
+    }
   }
 
   void Done() {

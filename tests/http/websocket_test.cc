@@ -213,6 +213,38 @@ TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   EXPECT_TRUE(WaitFor([&] { return client->open_connections() == 0; }, 2s));
 }
 
+// Connections end when the peer is done, not when close_timeout runs out.
+TEST_F(WebSocketTest, FinishedConnectionsAreReleasedAtOnce) {
+  WebSocketOptions o = QuickSocket();
+  o.close_timeout = 10s;
+  StartServer(o);
+  std::string head, buffer;
+  RawSocket raw = ConnectWebSocket(server_->port(), "/ws", &head, &buffer);
+  ASSERT_TRUE(raw.valid());
+  ASSERT_TRUE(log_.accepted.WaitAtLeast(1, 2s));
+  raw.ShutdownWrite();  // Gone without a close frame.
+  ASSERT_TRUE(log_.closed.WaitAtLeast(1, 2s));
+  EXPECT_EQ(log_.Closes()[0].first, websocket_close::kAbnormal);
+  EXPECT_TRUE(raw.ReadUntilClosed(2s));
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 2s));
+
+  auto client = MakeClient(o);
+  for (int i = 0; i < 3; ++i) {  // A close handshake from either side.
+    auto conn = Open(*client, "/ws");
+    ASSERT_TRUE(conn->opened.WaitAtLeast(1, 2s));
+    if (i == 0) {
+      conn->ws->Close();
+    } else {
+      ASSERT_TRUE(log_.accepted.WaitAtLeast(2 + i, 2s));  // The raw socket was the first.
+      log_.Socket(1 + i)->Close(4000 + i, "");
+    }
+    ASSERT_TRUE(conn->closed.WaitAtLeast(1, 2s));
+    EXPECT_TRUE(conn->Close().status.ok()) << conn->Close().status;
+    EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 2s));
+    EXPECT_TRUE(WaitFor([&] { return client->open_connections() == 0; }, 2s));
+  }
+}
+
 TEST_F(WebSocketTest, ServerCloseReachesTheClientWithItsCode) {
   on_server_message_ = [](WebSocket& ws, std::string text) {
     ws.SendText("last words");
