@@ -51,7 +51,9 @@ swiftlet::http::HttpServer& Server() {
         options, [socket_options](HttpRequest request, std::shared_ptr<ResponseWriter> writer) {
           auto socket = std::make_shared<std::shared_ptr<WebSocket>>();
           swiftlet::http::WebSocketHandlers handlers;
-          handlers.on_message = [socket](std::string text) { (*socket)->SendText(std::move(text)); };
+          handlers.on_message = [socket](std::string text) {
+            (*socket)->SendText(std::move(text));
+          };
           if (!swiftlet::http::IsWebSocketUpgrade(request)) Fail("the fixed upgrade was refused");
           *socket = writer->AcceptWebSocket(socket_options, std::move(handlers));
         });

@@ -46,6 +46,7 @@ namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
+
 // A TCP socket whose WebSocket teardown (found by Beast through ADL) only
 // half-closes and returns at once. Beast's own teardown for sockets waits
 // for the peer's EOF, and after a close that Beast begins inside a read (a
@@ -75,8 +76,8 @@ using Stream = websocket::stream<Socket, /*deflateSupported=*/false>;
 
 // A close frame's reason is at most 123 bytes (125 minus the code).
 constexpr size_t kMaxCloseReason = 123;
-// After a message this large the read buffer gives its memory back, so a
-// few big messages do not pin max_message_bytes per idle connection.
+// A read buffer grown past this by a big message gives its memory back, so
+// a few big messages do not pin max_message_bytes per idle connection.
 constexpr size_t kKeptReadCapacity = 16 << 10;
 
 WsEnd MakeEnd(int code, std::string reason, absl::Status status) {
@@ -176,7 +177,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
 
   void Abort(int code, std::string reason) override {
     if (phase_ != Phase::kNew) return;
-    Finish(MakeEnd(code, std::move(reason), absl::UnavailableError("connection closed before the upgrade")));
+    Finish(MakeEnd(code, std::move(reason),
+                   absl::UnavailableError("connection closed before the upgrade")));
   }
 
   void GoAway(std::string reason, std::chrono::milliseconds limit) override {
@@ -216,10 +218,10 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     websocket::stream_base::timeout timeout;
     timeout.handshake_timeout = handshake;
     // Beast pings every idle_timeout / 2 and gives up after a silent half;
-    // see WebSocketOptions::ping_interval. Beast re-arms this timer only as
-    // a read starts, and a close it begins on its own inside a read (a bad
-    // frame, the peer's close) waits for the peer's EOF under this timer
-    // alone, so it must always run.
+    // see WebSocketOptions::ping_interval. It must always run: a close
+    // that Beast begins on its own inside a read (a bad frame, the peer's
+    // close frame) has no other bound while its close frame waits on a
+    // peer that does not read.
     timeout.idle_timeout = 2 * std::max(options_.ping_interval, std::chrono::milliseconds(1));
     timeout.keep_alive_pings = true;
     ws_.set_option(timeout);
@@ -374,7 +376,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       // Never opened: an urgent close ends it here; a polite one is sent
       // after the handshake, like the messages before it.
       if (urgent) {
-        Finish(MakeEnd(close_code_, close_reason_, absl::CancelledError("closed before it opened")));
+        Finish(MakeEnd(close_code_, close_reason_,
+                       absl::CancelledError("closed before it opened")));
       } else {
         queue_.push_back(Out{{}, 0, true});
       }
@@ -457,7 +460,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   // The connection is over: on_close now, then the socket lingers.
   void Finish(WsEnd end) {
     if (ended()) return;
-    std::shared_ptr<Session> keep = shared_from_this();  // `finished` may drop the owner's reference.
+    // `finished` may drop the owner's reference.
+    std::shared_ptr<Session> keep = shared_from_this();
     const bool was_open = phase_ == Phase::kOpen;
     phase_ = Phase::kLingering;
     if (end.http_status == 0) end.http_status = http_status_;

@@ -69,7 +69,8 @@ class RawClient:
         head, self.buf = self.buf.split(b"\r\n\r\n", 1)
         self.head = head.decode()
         expected = base64.b64encode(hashlib.sha1(key + GUID).digest()).decode()
-        if not self.head.startswith("HTTP/1.1 101") or f"Sec-WebSocket-Accept: {expected}" not in self.head:
+        if (not self.head.startswith("HTTP/1.1 101")
+                or f"Sec-WebSocket-Accept: {expected}" not in self.head):
             raise AssertionError(f"bad upgrade answer:\n{self.head}")
 
     def _fill(self):

@@ -161,8 +161,8 @@ class WebSocketTest : public ::testing::Test {
 TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   StartServer();
   auto client = MakeClient();
-  constexpr int kConnections = 40;
-  constexpr int kMessages = 150;
+  constexpr int kConnections = 100;  // The load generator holds about this many streams.
+  constexpr int kMessages = 60;
   std::vector<std::shared_ptr<ClientConn>> conns;
   for (int c = 0; c < kConnections; ++c) {
     conns.push_back(Open(*client, "/ws?languages=en,ja&budget_ms=800&c=" + std::to_string(c)));
@@ -192,7 +192,9 @@ TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   {
     std::lock_guard lock(log_.mu);
     ASSERT_EQ(log_.queries.size(), static_cast<size_t>(kConnections));
-    for (const std::string& q : log_.queries) EXPECT_THAT(q, HasSubstr("languages=en,ja&budget_ms=800&c="));
+    for (const std::string& q : log_.queries) {
+      EXPECT_THAT(q, HasSubstr("languages=en,ja&budget_ms=800&c="));
+    }
   }
   for (auto& conn : conns) conn->ws->Close(websocket_close::kNormal, "done");
   ASSERT_TRUE(log_.closed.WaitAtLeast(kConnections, 5s));
@@ -524,7 +526,8 @@ TEST_F(WebSocketTest, AcceptOnAPlainRequestLeavesTheWriterUsable) {
   server_ = std::make_unique<HttpServer>(
       FastOptions(), [](HttpRequest, std::shared_ptr<ResponseWriter> writer) {
         std::shared_ptr<WebSocket> ws = writer->AcceptWebSocket(QuickSocket(), {});
-        writer->Respond(426, Headers{{"Upgrade", "websocket"}}, ws ? "accepted?" : "upgrade required");
+        writer->Respond(426, Headers{{"Upgrade", "websocket"}},
+                        ws ? "accepted?" : "upgrade required");
       });
   ASSERT_TRUE(server_->Start().ok());
   RawSocket raw = RawSocket::Connect(server_->port());
