@@ -332,6 +332,28 @@ TEST_F(WebSocketTest, BinaryMessageClosesWith1003) {
   EXPECT_EQ(log_.Closes()[0].first, websocket_close::kUnsupportedData);
 }
 
+// Our close frame goes out while a bad frame is already buffered behind the
+// message that caused it: Beast 1.74 could park its read and close on each
+// other here for good.
+TEST_F(WebSocketTest, ABadFrameBehindAClosingMessageDoesNotHang) {
+  WebSocketOptions o = QuickSocket();
+  o.close_timeout = 3s;  // The session must end well before this.
+  StartServer(o);
+  std::string head, buffer;
+  RawSocket raw = ConnectWebSocket(server_->port(), "/ws", &head, &buffer);
+  ASSERT_TRUE(raw.valid());
+  std::string unmasked = "\x82\x61\x29";  // Binary, unmasked, cut short.
+  ASSERT_TRUE(raw.Send(ClientFrame(kOpBinary, "ab") + unmasked));
+  std::optional<Frame> f = ReadFrame(raw, buffer, 2s);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->close_code(), websocket_close::kUnsupportedData);
+  ASSERT_TRUE(log_.closed.WaitAtLeast(1, 1s));
+  EXPECT_EQ(log_.Closes()[0].first, websocket_close::kUnsupportedData);
+  EXPECT_TRUE(raw.ReadUntilClosed(1s));
+  raw.Close();  // The server waits (up to close_timeout) for this.
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 1s));
+}
+
 TEST_F(WebSocketTest, InvalidUtf8ClosesWith1007) {
   StartServer();
   std::string head, buffer;
