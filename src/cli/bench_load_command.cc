@@ -74,6 +74,8 @@ Command AddBenchCommand(CLI::App& parent) {
                   "live-comments with --transport: a comment counts when all its languages came within "
                   "this (default 800ms)");
   cmd->add_option("--slo", o->slo, "Targets, e.g. ttft=500ms,tpot=100ms[,e2e=2s]");
+  cmd->add_option("--api-key", o->api_key, "Sent as Authorization: Bearer KEY (default: $SWIFTLET_API_KEY)")
+      ->envname("SWIFTLET_API_KEY");
   cmd->add_option("--timeout", o->timeout,
                   "Per request, and the wait for answers after a point (default 120s)");
   cmd->add_option("--seed", o->seed, "Random seed (arrivals and prompts)");

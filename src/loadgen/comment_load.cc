@@ -67,6 +67,7 @@ class ChatTransport final : public CommentTransport {
       r.options.stream = true;
       http::ClientRequest req;
       req.target = StrCat(o_.prefix, "/v1/chat/completions");
+      if (!o_.api_key.empty()) req.headers.Add("Authorization", "Bearer " + o_.api_key);
       req.body = api::SerializeChatCompletionRequest(r);
       http::ClientCallbacks cb;
       cb.on_done = [this, index](absl::Status status, http::ClientResponse response) {
@@ -108,6 +109,7 @@ class TranslateTransport final : public CommentTransport {
     r.stream_id = StrCat("s", stream);
     http::ClientRequest req;
     req.target = StrCat(o_.prefix, "/v1/translate");
+    if (!o_.api_key.empty()) req.headers.Add("Authorization", "Bearer " + o_.api_key);
     req.body = api::SerializeTranslateRequest(r);
     http::ClientCallbacks cb;
     const int k = static_cast<int>(o_.languages.size());

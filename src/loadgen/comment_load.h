@@ -46,6 +46,7 @@ struct CommentLoadOptions {
   int32_t output_tokens = 32;
   int64_t drain_timeout_ns = 60 * kNsPerSecond;
   uint64_t seed = 1;
+  std::string api_key;  // Sent as a Bearer token; empty: none.
 };
 
 absl::Status ValidateCommentLoad(const CommentLoadOptions& o);

@@ -49,7 +49,9 @@ class WebSocketTransport final : public CommentTransport {
         }
         cv_.notify_all();
       };
-      sockets_.push_back(client_->Connect(target, {}, std::move(h)));
+      http::Headers headers;
+      if (!o_.api_key.empty()) headers.Add("Authorization", "Bearer " + o_.api_key);
+      sockets_.push_back(client_->Connect(target, std::move(headers), std::move(h)));
     }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::seconds(30),

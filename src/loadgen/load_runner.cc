@@ -93,6 +93,7 @@ void SendOne(const std::shared_ptr<RunState>& state, int64_t arrival_ns) {
   request.method = "POST";
   request.target = planned.target;
   request.body = std::move(planned.body);
+  if (!state->point.api_key.empty()) request.headers.Add("Authorization", "Bearer " + state->point.api_key);
   http::ClientCallbacks callbacks;
   callbacks.on_headers = [state, index](int status, const http::Headers& headers) {
     std::lock_guard lock(state->mu);

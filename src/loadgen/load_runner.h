@@ -41,6 +41,8 @@ struct LoadPoint {
   // start far apart, so each asks fresh prompts (a prefix cache warmed by
   // one point does not flatter the next). >= 0.
   int64_t first_workload_index = 0;
+  // Sent as "Authorization: Bearer KEY" with every request; empty: none.
+  std::string api_key;
 };
 
 absl::Status ValidateLoadPoint(const LoadPoint& point);

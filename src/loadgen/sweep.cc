@@ -66,12 +66,14 @@ absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
 }
 
 // GET /v1/models and the first id.
-absl::StatusOr<std::string> FirstModel(http::HttpClient& client, const std::string& prefix) {
+absl::StatusOr<std::string> FirstModel(http::HttpClient& client, const std::string& prefix,
+                                       const std::string& api_key) {
   std::promise<std::pair<absl::Status, http::ClientResponse>> done;
   auto answer = done.get_future();
   http::ClientRequest req;
   req.method = "GET";
   req.target = prefix + "/v1/models";
+  if (!api_key.empty()) req.headers.Add("Authorization", "Bearer " + api_key);
   http::ClientCallbacks cb;
   cb.on_done = [&done](absl::Status s, http::ClientResponse r) { done.set_value({s, std::move(r)}); };
   client.Send(std::move(req), std::move(cb));
@@ -153,6 +155,7 @@ absl::Status RunCommentSweep(const SweepOptions& o, const ParsedUrl& url) {
   base.budget_ns = *budget;
   base.output_tokens = static_cast<int32_t>(output->max);
   base.drain_timeout_ns = *timeout;
+  base.api_key = o.api_key;
   for (double rate : o.comment_rates) {
     CommentLoadOptions p = base;
     p.comment_rate = rate;
@@ -164,7 +167,7 @@ absl::Status RunCommentSweep(const SweepOptions& o, const ParsedUrl& url) {
   http::HttpClient client(client_options);
   std::string model = o.model;
   if (model.empty()) {
-    auto m = FirstModel(client, url.prefix);
+    auto m = FirstModel(client, url.prefix, o.api_key);
     if (!m.ok()) return absl::UnavailableError(StrCat(o.url, ": ", m.status().message()));
     model = *m;
   }
@@ -266,7 +269,7 @@ absl::Status RunSweep(const SweepOptions& o) {
 
   std::string model = o.model;
   if (model.empty()) {
-    auto m = FirstModel(client, url->prefix);
+    auto m = FirstModel(client, url->prefix, o.api_key);
     if (!m.ok()) return absl::UnavailableError(StrCat(o.url, ": ", m.status().message()));
     model = *m;
   }
@@ -290,6 +293,7 @@ absl::Status RunSweep(const SweepOptions& o) {
     p.drain_timeout_ns = *timeout;
     p.seed = o.seed + i * 7919;
     p.first_workload_index = static_cast<int64_t>(i) * kMaxScheduled;
+    p.api_key = o.api_key;
     double expected = 0;
     if (!o.rates.empty()) {
       p.mode = LoadMode::kOpenLoop;

@@ -33,6 +33,7 @@ struct SweepOptions {
   std::string transport;              // Empty: per request, as K chat completions.
   std::vector<double> comment_rates;  // Per stream.
   std::string budget = "800ms";
+  std::string api_key;                // Sent as a Bearer token.
   std::string slo = "ttft=500ms,tpot=100ms";
   std::string timeout = "120s";       // Per request, and the drain wait of a point.
   uint64_t seed = 1;

@@ -108,6 +108,8 @@ void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::Resp
   if (match.handler != nullptr) {
     http::Headers headers;
     if (absl::Status s = Authorize(request, match.route, caller, headers); !s.ok()) {
+      // Over its own limits, a key is still named in the logs.
+      if (caller.key != nullptr) request.principal = caller.key->id;
       Fail(request, match.route, writer, s, start, std::move(headers));
       return;
     }
@@ -176,6 +178,8 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   if (admin_route && !key->admin) {
     return absl::PermissionDeniedError(StrCat(route, " needs an admin key; key ", key->id, " is not one"));
   }
+  caller.table = table;  // Keeps `key` alive, also for a refusal's log line.
+  caller.key = key;
   const LimitDecision d = limiter_.Admit(*key, NowNs(), &caller.ticket);
   if (!d.ok) {
     const RetryAfter retry = RetryAfterHeaders(d.retry_after_ms);
@@ -183,8 +187,6 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
     headers.Add("retry-after-ms", retry.milliseconds);
     return api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code);
   }
-  caller.table = std::move(table);
-  caller.key = key;
   if (config_.cache_scope_per_key) {
     caller.scope = key->id;
     // Any fixed mapping of ids to nonzero numbers will do: scopes only
