@@ -134,4 +134,16 @@ const char* OpenAiFinishReason(FinishReason reason) {
   return reason == FinishReason::kLength ? "length" : "stop";
 }
 
+http::Headers RetryAfterFields(int64_t retry_after_ms) {
+  const RetryAfter retry = RetryAfterHeaders(retry_after_ms);
+  return http::Headers{{"Retry-After", retry.seconds}, {"retry-after-ms", retry.milliseconds}};
+}
+
+std::pair<absl::Status, http::Headers> RefusalAnswer(const SubmitResult& result) {
+  absl::Status status = RefusalStatus(result);
+  http::Headers headers;
+  if (absl::IsResourceExhausted(status)) headers = RetryAfterFields(result.retry_after_ms);
+  return {std::move(status), std::move(headers)};
+}
+
 }  // namespace swiftlet::server

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/types.h"
 #include "core/status.h"
 #include "engine/request.h"
+#include "http/message.h"
 #include "text/chat_template.h"
 
 namespace swiftlet::server {
@@ -56,6 +58,11 @@ struct RetryAfter {
   std::string milliseconds;
 };
 RetryAfter RetryAfterHeaders(int64_t retry_after_ms);
+// Both fields, for a 429's answer.
+http::Headers RetryAfterFields(int64_t retry_after_ms);
+// What a refused Submit is answered with: RefusalStatus, and for a load
+// refusal the retry fields.
+std::pair<absl::Status, http::Headers> RefusalAnswer(const SubmitResult& result);
 
 // OpenAI's finish_reason for an engine finish: "stop" or "length"
 // (cancelled and error choices are reported as "stop" if a response is

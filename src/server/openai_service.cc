@@ -182,9 +182,7 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   caller.key = key;
   const LimitDecision d = limiter_.Admit(*key, NowNs(), &caller.ticket);
   if (!d.ok) {
-    const RetryAfter retry = RetryAfterHeaders(d.retry_after_ms);
-    headers.Add("Retry-After", retry.seconds);
-    headers.Add("retry-after-ms", retry.milliseconds);
+    headers = RetryAfterFields(d.retry_after_ms);
     return api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code);
   }
   if (config_.cache_scope_per_key) {
@@ -368,9 +366,8 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   if (caller.key != nullptr) {
     const LimitDecision d = limiter_.ChargeTokens(*caller.key, charged, NowNs());
     if (!d.ok) {
-      const RetryAfter retry = RetryAfterHeaders(d.retry_after_ms);
       return void(Fail(request, route, writer, api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code),
-                       start, http::Headers{{"Retry-After", retry.seconds}, {"retry-after-ms", retry.milliseconds}}));
+                       start, RetryAfterFields(d.retry_after_ms)));
     }
   }
 
@@ -429,13 +426,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     r.cache_scope = caller.cache_scope;
     const SubmitResult result = engine_.Submit(std::move(r));
     if (!result.accepted()) {
-      const absl::Status status = RefusalStatus(result);
-      http::Headers headers;
-      if (absl::IsResourceExhausted(status)) {
-        const RetryAfter retry = RetryAfterHeaders(result.retry_after_ms);
-        headers.Add("Retry-After", retry.seconds);
-        headers.Add("retry-after-ms", retry.milliseconds);
-      }
+      auto [status, headers] = RefusalAnswer(result);
       call->Abort(std::move(ids), status, std::move(headers));
       return;
     }
@@ -503,16 +494,9 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
     r.sink = call->SinkFor(i);
     r.received_ns = start;
     r.cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
-    r.cache_scope = caller.cache_scope;
     const SubmitResult result = engine_.Submit(std::move(r));
     if (!result.accepted()) {
-      const absl::Status status = RefusalStatus(result);
-      http::Headers headers;
-      if (absl::IsResourceExhausted(status)) {
-        const RetryAfter retry = RetryAfterHeaders(result.retry_after_ms);
-        headers.Add("Retry-After", retry.seconds);
-        headers.Add("retry-after-ms", retry.milliseconds);
-      }
+      auto [status, headers] = RefusalAnswer(result);
       call->Abort(std::move(ids), status, std::move(headers));
       return;
     }

@@ -42,11 +42,7 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, c
     int status = 200;
     if (!result.ok()) {
       http::Headers headers;
-      if (absl::IsResourceExhausted(result.status())) {
-        const RetryAfter retry = RetryAfterHeaders(retry_after_ms);
-        headers.Add("Retry-After", retry.seconds);
-        headers.Add("retry-after-ms", retry.milliseconds);
-      }
+      if (absl::IsResourceExhausted(result.status())) headers = RetryAfterFields(retry_after_ms);
       status = writer->cancelled() ? 499 : RespondError(*writer, result.status(), std::move(headers));
     } else {
       entry.prompt_tokens = result->prompt_tokens;

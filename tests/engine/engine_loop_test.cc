@@ -21,29 +21,6 @@
 namespace swiftlet {
 namespace {
 
-// Greedy decoding written straight against Model::Forward.
-std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) {
-  const Model& m = *TinyModel().model;
-  const ModelConfig& c = m.config();
-  auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 512, TensorType::kF16}, uint64_t{1} << 30);
-  ForwardContext ctx(1);
-  ForwardOutput out;
-  Batch b;
-  for (size_t i = 0; i < prompt.size(); ++i) b.Add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
-  std::vector<int32_t> result;
-  int32_t pos = static_cast<int32_t>(prompt.size());
-  for (int step = 0; step < n; ++step) {
-    EXPECT_TRUE(m.Forward(b, *cache, ctx, out).ok());
-    const float* row = out.Row(0);
-    int32_t best = 0;
-    for (int32_t i = 1; i < c.n_vocab; ++i) best = row[i] > row[best] ? i : best;
-    result.push_back(best);
-    b = Batch();
-    b.Add(best, pos++, 0, true);
-  }
-  return result;
-}
-
 EngineConfig SmallConfig() {
   EngineConfig cfg;
   cfg.threads = 1;

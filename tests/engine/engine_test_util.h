@@ -57,6 +57,11 @@ struct Recorder final : RequestSink {
   }
 };
 
+// Greedy decoding of TinyModel written straight against Model::Forward on
+// a contiguous cache (no engine, no paging): the reference the engine's
+// tokens are compared with.
+std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n);
+
 // `n` token ids drawn from the vocabulary by `seed`.
 std::vector<int32_t> Prompt(uint32_t seed, size_t n);
 
