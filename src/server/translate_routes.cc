@@ -130,11 +130,16 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
   options->cache_scope = caller.cache_scope;
 
   auto conn = std::make_shared<StreamConnection>();
-  conn->stream = translate::LiveStream::Create(*translation_, *std::move(options), [conn](std::string message) {
+  // The stream's sender holds its connection weakly: the connection owns the
+  // stream, and a strong pointer back would keep both alive forever.
+  std::weak_ptr<StreamConnection> weak_conn = conn;
+  conn->stream = translate::LiveStream::Create(*translation_, *std::move(options), [weak_conn](std::string message) {
+    std::shared_ptr<StreamConnection> owner = weak_conn.lock();
+    if (owner == nullptr) return;
     std::shared_ptr<http::WebSocket> socket;
     {
-      std::lock_guard<std::mutex> lock(conn->mu);
-      socket = conn->socket;
+      std::lock_guard<std::mutex> lock(owner->mu);
+      socket = owner->socket;
     }
     if (socket != nullptr) socket->SendText(std::move(message));
   });
