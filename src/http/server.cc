@@ -2,6 +2,9 @@
 //
 // A Connection's state lives on its strand. Its states, in the order a
 // request goes through them:
+//   kTls       TLS servers only: the first byte is peeked (a plain HTTP
+//              request gets a plain 400), then the handshake; both timed
+//              by header_timeout
 //   kWaiting   no request bytes yet: a read for the first byte, timed by
 //              idle_timeout (header_timeout before the first request)
 //   kReading   header (header_timeout), then body (body_timeout)
@@ -39,6 +42,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
@@ -48,8 +52,11 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "core/status.h"
 #include "core/str_cat.h"
 #include "http/exchange.h"
+#include "http/tls_context.h"
+#include "http/tls_stream.h"
 #include "http/websocket_session.h"
 #include "http/wire_format.h"
 
@@ -60,7 +67,9 @@ using boost::system::error_code;
 using tcp = asio::ip::tcp;
 using Strand = asio::strand<asio::io_context::executor_type>;
 using internal::Exchange;
+using internal::NetStream;
 using internal::Outgoing;
+using internal::SslContext;
 
 namespace {
 class Connection;
@@ -93,6 +102,16 @@ struct ServerCore {
   std::unordered_map<uint64_t, std::weak_ptr<Connection>> open;  // Guarded by mu.
   uint64_t next_id = 1;                                           // Guarded by mu.
 
+  // Null: plain HTTP. ReloadTls swaps in a new one; each connection keeps
+  // the context it was accepted with.
+  std::shared_ptr<SslContext> TlsContext() {
+    std::lock_guard lock(tls_mu);
+    return tls;
+  }
+  std::mutex tls_mu;
+  std::shared_ptr<SslContext> tls;  // Guarded by tls_mu.
+  TlsServerOptions tls_options;     // Guarded by tls_mu: what ReloadTls() reads again.
+
   size_t OpenCount() {
     std::lock_guard lock(mu);
     return open.size();
@@ -114,6 +133,9 @@ using internal::ServerCore;
 // shorter) for the close handshake; Stop waits 5 s for everything to close.
 constexpr std::chrono::milliseconds kStopCloseLimit{1'000};
 
+// Every TLS connection begins with a handshake record (RFC 8446 5.1).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+
 bool IsParseError(const error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
          ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
@@ -122,19 +144,20 @@ bool IsParseError(const error_code& ec) {
 class Connection final : public internal::ConnectionPort,
                          public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerCore> core, Strand strand, tcp::socket socket, uint64_t id)
+  Connection(std::shared_ptr<ServerCore> core, Strand strand, NetStream stream, uint64_t id)
       : core_(std::move(core)),
         id_(id),
         strand_(std::move(strand)),
-        socket_(std::move(socket)),
+        stream_(std::move(stream)),
         timer_(strand_),
         buffer_(core_->options.max_header_bytes + 8192) {}
 
   void Start() {
     error_code ec;
-    tcp::endpoint peer = socket_.remote_endpoint(ec);
+    tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = StrCat(peer.address().to_string(), ":", peer.port());
-    socket_.set_option(tcp::no_delay(true), ec);  // Small SSE writes must not wait for ACKs.
+    stream_.socket().set_option(tcp::no_delay(true), ec);  // Small SSE writes must not wait for ACKs.
+    if (stream_.is_tls()) return PeekForTls();
     WaitForRequest();
   }
 
@@ -219,8 +242,8 @@ class Connection final : public internal::ConnectionPort,
     state_ = State::kClosed;
     error_code ec;
     timer_.cancel();
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
     if (!writing_) ReleaseQueued();
     if (std::shared_ptr<Exchange> exchange = std::move(exchange_)) exchange->CloseBeforeFinish();
     if (std::shared_ptr<internal::WsSession> session = std::move(ws_session_)) {
@@ -231,7 +254,7 @@ class Connection final : public internal::ConnectionPort,
 
  private:
   enum class State {
-    kWaiting, kReading, kHandling, kAnswering, kLingering, kUpgrading, kWebSocket, kClosed
+    kTls, kWaiting, kReading, kHandling, kAnswering, kLingering, kUpgrading, kWebSocket, kClosed
   };
 
   struct Wire {
@@ -243,11 +266,48 @@ class Connection final : public internal::ConnectionPort,
 
   std::shared_ptr<Connection> self() { return shared_from_this(); }
 
+  // A TLS port: the first byte says whether a TLS client is speaking. It is
+  // only peeked, so the handshake reads it again.
+  void PeekForTls() {
+    state_ = State::kTls;
+    ArmTimer(core_->options.header_timeout);
+    read_pending_ = true;
+    stream_.socket().async_receive(asio::buffer(peeked_, 1), tcp::socket::message_peek,
+                                   [self = self()](error_code ec, size_t n) {
+                                     self->OnPeek(ec, n);
+                                   });
+  }
+
+  void OnPeek(error_code ec, size_t n) {
+    read_pending_ = false;
+    if (state_ != State::kTls) return;
+    if (ec || n == 0) return Close();
+    if (peeked_[0] != kTlsHandshakeRecord) {
+      // Plain HTTP (or noise) on the TLS port: answered in plain text, so a
+      // client that forgot https:// is told why instead of seeing a reset.
+      stream_.DropTls();
+      return Answer(400, "this port speaks HTTPS; the request was sent as plain HTTP");
+    }
+    // The handshake gets what is left of header_timeout: ArmTimer is not
+    // re-armed here, so peek and handshake together are bounded by it.
+    stream_.tls().async_handshake(asio::ssl::stream_base::server,
+                                  [self = self()](error_code ec2) { self->OnTlsHandshake(ec2); });
+  }
+
+  void OnTlsHandshake(error_code ec) {
+    if (state_ != State::kTls) return;
+    // A failed handshake (no common version or cipher, a client that does
+    // not trust us) has no channel to answer on: the client's TLS stack
+    // already has OpenSSL's alert.
+    if (ec || draining_) return Close();
+    WaitForRequest();
+  }
+
   void WaitForRequest() {
     state_ = State::kWaiting;
     if (buffer_.size() > 0) {  // Pipelined bytes are already here.
       if (read_pending_) {
-        socket_.cancel();  // OnRead sees the abort in kWaiting and starts the header.
+        stream_.socket().cancel();  // OnRead sees the abort in kWaiting and starts the header.
       } else {
         StartHeader();
       }
@@ -261,7 +321,7 @@ class Connection final : public internal::ConnectionPort,
     size_t room = buffer_.max_size() - buffer_.size();
     if (room == 0) return;  // Full of pipelined bytes: they wait for their turn.
     read_pending_ = true;
-    socket_.async_read_some(buffer_.prepare(std::min<size_t>(room, 4096)),
+    stream_.async_read_some(buffer_.prepare(std::min<size_t>(room, 4096)),
                             [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
   }
 
@@ -276,7 +336,7 @@ class Connection final : public internal::ConnectionPort,
     if (state_ == State::kLingering) {
       lingered_ += n;
       if (ec || lingered_ > core_->options.linger_bytes) return Close();
-      return ReadSome();
+      return LingerRead();
     }
     if (!ec) buffer_.commit(n);
     if (ec == asio::error::operation_aborted && state_ == State::kWaiting) return StartHeader();
@@ -297,7 +357,7 @@ class Connection final : public internal::ConnectionPort,
         std::min<size_t>(core_->options.max_header_bytes, UINT32_MAX)));
     parser_->body_limit(core_->options.max_body_bytes);
     ArmTimer(core_->options.header_timeout);
-    bhttp::async_read_header(socket_, buffer_, *parser_,
+    bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = self()](error_code ec, size_t) { self->OnHeader(ec); });
   }
 
@@ -322,7 +382,7 @@ class Connection final : public internal::ConnectionPort,
       StartWrite();
     }
     ArmTimer(core_->options.body_timeout);
-    bhttp::async_read(socket_, buffer_, *parser_,
+    bhttp::async_read(stream_, buffer_, *parser_,
                       [self = self()](error_code ec, size_t) { self->OnBody(ec); });
   }
 
@@ -386,7 +446,7 @@ class Connection final : public internal::ConnectionPort,
   void HandOff() {
     if (writing_) return;
     if (read_pending_) {
-      socket_.cancel();
+      stream_.socket().cancel();
       return;
     }
     if (buffer_.size() > 0) {
@@ -396,7 +456,7 @@ class Connection final : public internal::ConnectionPort,
       return Answer(400, "data sent before the WebSocket upgrade completed");
     }
     state_ = State::kWebSocket;
-    ws_session_->Accept(std::move(socket_), std::move(upgrade_target_),
+    ws_session_->Accept(std::move(stream_), std::move(upgrade_target_),
                         std::move(upgrade_headers_));
   }
 
@@ -424,7 +484,7 @@ class Connection final : public internal::ConnectionPort,
     for (size_t i = 0; i < write_count_; ++i) write_buffers_.push_back(asio::buffer(out_[i].bytes));
     writing_ = true;
     if (state_ == State::kHandling) ArmTimer(core_->options.write_timeout);
-    asio::async_write(socket_, write_buffers_,
+    asio::async_write(stream_, write_buffers_,
                       [self = self()](error_code ec, size_t) { self->OnWrite(ec); });
   }
 
@@ -457,18 +517,28 @@ class Connection final : public internal::ConnectionPort,
   }
 
   // Half-close, then wait briefly for the peer to close, so it reads our
-  // last bytes instead of a reset caused by unread input.
+  // last bytes instead of a reset caused by unread input. Over TLS no
+  // close_notify is sent first: every response this server writes is
+  // delimited (Content-Length or chunked), so a client cannot mistake the
+  // end of the connection for a truncated body, and Asio offers no way to
+  // send the alert without then waiting for the peer's.
   void Linger() {
     state_ = State::kLingering;
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     buffer_.consume(buffer_.size());
     lingered_ = 0;
     ArmTimer(core_->options.linger_timeout);
     if (read_pending_) return;
+    LingerRead();
+  }
+
+  // Discarding needs no decryption: the TCP socket's bytes are read raw.
+  void LingerRead() {
     read_pending_ = true;
-    socket_.async_read_some(asio::buffer(linger_buf_),
-                            [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
+    stream_.socket().async_read_some(asio::buffer(linger_buf_), [self = self()](error_code ec, size_t n) {
+      self->OnRead(ec, n);
+    });
   }
 
   void ArmTimer(std::chrono::milliseconds timeout) {
@@ -493,7 +563,7 @@ class Connection final : public internal::ConnectionPort,
   const std::shared_ptr<ServerCore> core_;
   const uint64_t id_;
   Strand strand_;
-  tcp::socket socket_;
+  NetStream stream_;
   asio::steady_timer timer_;
   boost::beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -517,6 +587,7 @@ class Connection final : public internal::ConnectionPort,
   Headers upgrade_headers_;
   std::shared_ptr<internal::WsSession> ws_session_;  // kUpgrading, kWebSocket.
   char linger_buf_[4096];
+  unsigned char peeked_[1];
 };
 
 void Accept(const std::shared_ptr<ServerCore>& core) {
@@ -530,8 +601,13 @@ void Accept(const std::shared_ptr<ServerCore>& core) {
       });
       return;
     }
+    std::shared_ptr<SslContext> tls = core->TlsContext();
     if (core->OpenCount() >= core->options.max_connections) {
       error_code ignored;
+      if (tls) {  // A plain-text 503 would be noise to a TLS client.
+        socket.close(ignored);
+        return Accept(core);
+      }
       socket.non_blocking(true, ignored);
       const std::string refusal =
           SerializeErrorResponse(503, core->ErrorBodyFor(503, "too many connections"));
@@ -544,7 +620,8 @@ void Accept(const std::shared_ptr<ServerCore>& core) {
     {
       std::lock_guard lock(core->mu);
       uint64_t id = core->next_id++;
-      connection = std::make_shared<Connection>(core, strand, std::move(socket), id);
+      NetStream stream = tls ? NetStream(std::move(socket), std::move(tls)) : NetStream(std::move(socket));
+      connection = std::make_shared<Connection>(core, strand, std::move(stream), id);
       core->open.emplace(id, connection);
     }
     asio::post(strand, [connection] { connection->Start(); });
@@ -574,6 +651,13 @@ absl::Status HttpServer::Start() {
   if (started_) return absl::FailedPreconditionError("HttpServer::Start called twice");
   started_ = true;
   ServerCore& core = *core_;
+  if (core.options.tls.enabled()) {
+    SWIFTLET_ASSIGN_OR_RETURN(std::shared_ptr<SslContext> tls,
+                              internal::MakeServerTlsContext(core.options.tls));
+    std::lock_guard lock(core.tls_mu);
+    core.tls = std::move(tls);
+    core.tls_options = core.options.tls;
+  }
   error_code ec;
   asio::ip::address address = asio::ip::make_address(core.options.host, ec);
   if (ec) return absl::InvalidArgumentError(StrCat("bad listen address \"", core.options.host,
@@ -641,5 +725,27 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
 }
 
 size_t HttpServer::open_connections() const { return core_->OpenCount(); }
+
+absl::Status HttpServer::ReloadTls() {
+  TlsServerOptions options;
+  {
+    std::lock_guard lock(core_->tls_mu);
+    options = core_->tls_options;
+  }
+  return ReloadTls(options);
+}
+
+absl::Status HttpServer::ReloadTls(const TlsServerOptions& options) {
+  if (!core_->TlsContext()) {
+    return absl::FailedPreconditionError("TLS reload: the server was not started with TLS");
+  }
+  // Built outside the lock: reading and checking the files takes a while,
+  // and new connections meanwhile get the old certificate.
+  SWIFTLET_ASSIGN_OR_RETURN(std::shared_ptr<SslContext> tls, internal::MakeServerTlsContext(options));
+  std::lock_guard lock(core_->tls_mu);
+  core_->tls = std::move(tls);
+  core_->tls_options = options;
+  return absl::OkStatus();
+}
 
 }  // namespace swiftlet::http
