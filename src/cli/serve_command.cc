@@ -61,6 +61,8 @@ struct ServeOptions {
   std::string translate_cache_ttl = "1h";
   std::vector<std::string> stream_origins;
   bool no_prefix_cache = false;
+  std::string tls_cert;                // HTTPS when set (with tls_key).
+  std::string tls_key;
 };
 
 absl::StatusOr<LatencyTargets> ParseTargets(const std::string& flag, const std::string& text) {
@@ -129,6 +131,7 @@ int RunServe(const ServeOptions& o) {
   if (*cache_ttl < kNsPerSecond || *cache_ttl > 30 * 24 * 3600 * kNsPerSecond) {
     return ReportError("--translate-cache-ttl: 1s..720h");
   }
+  if (absl::Status s = server::CheckTlsFiles(o.tls_cert, o.tls_key); !s.ok()) return ReportError(s);
 
   // Signals go to the thread that waits for them: block them before any
   // other thread starts, so every thread inherits the mask.
@@ -136,6 +139,7 @@ int RunServe(const ServeOptions& o) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::fprintf(stderr, "swiftlet: loading %s\n", o.model_path.c_str());
@@ -192,6 +196,8 @@ int RunServe(const ServeOptions& o) {
   ao.translate_cache_bytes = *cache_bytes;
   ao.translate_cache_ttl = std::chrono::milliseconds(*cache_ttl / kNsPerMs);
   ao.stream_origins = o.stream_origins;
+  ao.tls_cert_file = o.tls_cert;
+  ao.tls_key_file = o.tls_key;
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -205,7 +211,7 @@ int RunServe(const ServeOptions& o) {
     return ReportError(api.status());
   }
   server::ApiServer& server = **api;
-  const std::string url = StrCat("http://", o.host.find(':') != std::string::npos ? StrCat("[", o.host, "]") : o.host,
+  const std::string url = StrCat(server.tls() ? "https://" : "http://", o.host.find(':') != std::string::npos ? StrCat("[", o.host, "]") : o.host,
                                  ":", server.port());
   std::printf("swiftlet: serving %s on %s\n", model_name.c_str(), url.c_str());
   std::printf("try: curl %s/v1/completions -H 'Content-Type: application/json' "
@@ -214,7 +220,12 @@ int RunServe(const ServeOptions& o) {
   std::fflush(stdout);
 
   int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  // SIGHUP: the TLS certificate and key are read again; serving goes on.
+  while (sigwait(&signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    absl::Status reloaded = server.ReloadTls();
+    std::fprintf(stderr, "swiftlet: SIGHUP: %s\n",
+                 reloaded.ok() ? "TLS certificate reloaded" : std::string(reloaded.message()).c_str());
+  }
   std::fprintf(stderr, "swiftlet: %s: draining (grace %s)\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                o.grace.c_str());
   server.BeginDrain();
@@ -292,6 +303,10 @@ Command AddServeCommand(CLI::App& parent) {
                   "(default: any)")
       ->delimiter(',');
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
+  cmd->add_option("--tls-cert", o->tls_cert,
+                  "Serve HTTPS (and wss) with this PEM certificate chain (needs --tls-key); "
+                  "SIGHUP reads it again");
+  cmd->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert (unencrypted)");
   return {cmd, [o] { return RunServe(*o); }};
 }
 

@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "http/tls_options.h"
 #include "loadgen/load_stats.h"
 
 namespace swiftlet::loadgen {
@@ -46,6 +47,7 @@ struct CommentLoadOptions {
   int32_t output_tokens = 32;
   int64_t drain_timeout_ns = 60 * kNsPerSecond;
   uint64_t seed = 1;
+  http::TlsClientOptions tls;           // https / wss when tls.use_tls.
 };
 
 absl::Status ValidateCommentLoad(const CommentLoadOptions& o);

@@ -4,7 +4,7 @@
 // and the API codec stay behind this header.
 //
 // Thread-safety: Start, BeginDrain and Stop from one thread (the CLI's);
-// in_flight and port from any.
+// in_flight, port, tls and ReloadTls from any.
 #pragma once
 
 #include <chrono>
@@ -43,11 +43,20 @@ struct ApiServerOptions {
   std::chrono::milliseconds translate_cache_ttl{3'600'000};
   // Origins allowed to open a live translation stream (empty: any).
   std::vector<std::string> stream_origins;
+  // HTTPS (and wss) when set: PEM files of the certificate chain and its
+  // key, read at Start and at each ReloadTls.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache
 // value above (so serve can refuse it before the model loads).
 absl::Status CheckTranslateCacheSpec(const std::string& spec);
+
+// InvalidArgument naming --tls-cert or --tls-key when only one is given or
+// the files do not make a usable certificate and key (so serve can refuse
+// them before the model loads). OK when neither is given.
+absl::Status CheckTlsFiles(const std::string& cert_file, const std::string& key_file);
 
 class ApiServer {
  public:
@@ -66,6 +75,12 @@ class ApiServer {
   void BeginDrain();
   // Generation and embedding requests not finished yet.
   int64_t in_flight() const;
+  // True when serving https.
+  bool tls() const;
+  // Reads the TLS certificate and key files again (for SIGHUP): new
+  // connections use them, open ones keep theirs. On error the certificate
+  // in use stays. FailedPrecondition when not serving https. Any thread.
+  absl::Status ReloadTls();
   // Closes every connection (what is still running is cancelled through
   // its closed connection), waiting up to `linger` for writes to finish.
   void Stop(std::chrono::milliseconds linger);
