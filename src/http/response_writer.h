@@ -77,14 +77,16 @@ class ResponseWriter {
   // Accepts the request's WebSocket upgrade in place of a response: the
   // server answers 101 and the connection becomes the returned WebSocket
   // (still counted by HttpServer::open_connections and max_connections;
-  // Stop closes it with 1001 at its deadline). This writer is finished by
-  // it: its other calls return false and its OnClose callbacks never run;
+  // Stop closes it with 1001 at its deadline). Like the other calls, it may
+  // come later and from any thread. This writer is finished by it: its
+  // other calls return false and its OnClose callbacks never run;
   // `handlers.on_close` reports the end of the connection instead (also
-  // when the client went away before the upgrade). Returns null, leaving
-  // the writer as it was, when the request is not a WebSocket upgrade (see
-  // IsWebSocketUpgrade) or the writer was already used; null too once the
-  // server has been destroyed (then the writer is finished and no handler
-  // runs). The default (writers without a connection, as in tests) refuses.
+  // when the client leaves before the 101 is written). Returns null and
+  // leaves the writer as it was when the request is not a WebSocket
+  // upgrade (see IsWebSocketUpgrade), so the handler can still answer it;
+  // null too when the writer was already used or the client already left,
+  // or once the server has been destroyed (no handler runs then). The
+  // default (writers without a connection, as in tests) returns null.
   virtual std::shared_ptr<WebSocket> AcceptWebSocket(WebSocketOptions options,
                                                      WebSocketHandlers handlers) {
     (void)options;

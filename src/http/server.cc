@@ -456,6 +456,7 @@ class Connection final : public internal::ConnectionPort,
       return Answer(400, "data sent before the WebSocket upgrade completed");
     }
     state_ = State::kWebSocket;
+    buffer_.shrink_to_fit();  // Unused from now on; a WebSocket may live for hours.
     ws_session_->Accept(std::move(stream_), std::move(upgrade_target_),
                         std::move(upgrade_headers_));
   }

@@ -30,6 +30,13 @@
 // While a handler runs the connection keeps reading, so a client that goes
 // away is noticed at once (writer OnClose); a client that half-closes its
 // side after the request counts as gone too.
+//
+// WebSocket: a handler may turn a request into a WebSocket with
+// ResponseWriter::AcceptWebSocket (http/websocket.h). The socket then
+// belongs to the WebSocket, with its own limits and timers
+// (WebSocketOptions) instead of the ones above; it still counts as an open
+// connection (max_connections, open_connections) until its TCP connection
+// is closed.
 #pragma once
 
 #include <chrono>
@@ -100,9 +107,12 @@ class HttpServer {
 
   // Graceful shutdown, blocking up to about `grace`: stops accepting; idle
   // keep-alive connections close; a request that completes meanwhile gets
-  // 503; in-flight responses may finish (then their connections close).
-  // At the deadline the rest are closed, which runs their writers' OnClose
-  // callbacks. Then the I/O threads are joined. Idempotent.
+  // 503; in-flight responses may finish (then their connections close);
+  // WebSockets stay open. At the deadline the rest are closed, which runs
+  // their writers' OnClose callbacks; WebSockets are closed with 1001 and
+  // get up to a second (or their close_timeout, if shorter) for the close
+  // handshake, then their on_close runs. Then the I/O threads are joined.
+  // Idempotent.
   void Stop(std::chrono::milliseconds grace);
 
   // Open connections now (for tests and metrics). Thread-safe.

@@ -3,7 +3,8 @@
 // (http/response_writer.h); the client side opens them with
 // WebSocketClient (http/websocket_client.h). Both hand the application a
 // WebSocket. Boost.Beast lives behind these headers
-// (websocket_session.cc only). permessage-deflate is never negotiated.
+// (websocket_session.cc only). Neither permessage-deflate nor a
+// subprotocol (Sec-WebSocket-Protocol) is ever negotiated.
 //
 // Every incoming frame is untrusted: a message over max_message_bytes
 // closes with 1009, a binary message with 1003, text that is not UTF-8

@@ -87,7 +87,9 @@ WebSocketClient::~WebSocketClient() {
   impl->Post([impl] {
     impl->stopping = true;
     auto sessions = impl->sessions;  // GoAway may end a session (and erase it) at once.
-    for (auto& [id, session] : sessions) session->GoAway("client shutting down", kShutdownCloseLimit);
+    for (auto& [id, session] : sessions) {
+      session->GoAway("client shutting down", kShutdownCloseLimit);
+    }
   });
   bool all_ended;
   {
@@ -130,7 +132,8 @@ std::shared_ptr<WebSocket> WebSocketClient::Connect(std::string target, Headers 
   }
   Impl* raw = impl.get();
   internal::WsSessionParts parts = internal::MakeWsSession(
-      impl->ioc.get_executor(), [impl](std::function<void()> fn) { return impl->Post(std::move(fn)); },
+      impl->ioc.get_executor(),
+      [impl](std::function<void()> fn) { return impl->Post(std::move(fn)); },
       impl->options.socket, std::move(events), [raw, id] { raw->Ended(id); });
   bool posted = impl->Post([raw, id, session = parts.session, target = std::move(target),
                             headers = std::move(headers)]() mutable {

@@ -29,8 +29,9 @@ struct WebSocketClientOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
   // Every connection's limits and timers. handshake_timeout covers
-  // resolving, connecting and the upgrade exchange. Servers ping, so a
-  // client may leave its own pings off (ping_interval 0).
+  // resolving, connecting and the upgrade exchange. A server that pings
+  // keeps the connection checked; the client's own ping_interval may then
+  // be long.
   WebSocketOptions socket;
   // wss:// when tls.use_tls (the TLS handshake counts towards
   // handshake_timeout). A CA file that does not load fails every

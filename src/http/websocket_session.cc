@@ -18,7 +18,17 @@
 // ends when the pending read fails, which Beast makes happen for every
 // ending: a close handshake either side began, a protocol error (Beast
 // sends 1002/1007/1009 itself), its ping timeout, or the socket closed
-// under it.
+// under it. Once our close frame is handed to Beast no new read starts
+// (Beast's close reads by itself), and the close's completion ends the
+// session when no read is pending.
+//
+// Beast 1.74 can park a read and a close on each other for good: a read
+// that meets a bad frame while our close frame is being written waits for
+// the write lock holding the read lock, which the close needs next. Nothing
+// wakes them, not even closing the socket. So our close deadline ends the
+// session itself, and completion handlers hold the session weakly: a parked
+// handler must not keep its session, and the socket, alive. The owner (the
+// server's connection, the client) holds the session until it is done.
 #include "http/websocket_session.h"
 
 #include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
@@ -81,8 +91,8 @@ using Stream = websocket::stream<NetStream, /*deflateSupported=*/false>;
 
 // A close frame's reason is at most 123 bytes (125 minus the code).
 constexpr size_t kMaxCloseReason = 123;
-// After a message this large the read buffer gives its memory back, so a
-// few big messages do not pin max_message_bytes per idle connection.
+// A read buffer grown past this by a big message gives its memory back, so
+// a few big messages do not pin max_message_bytes per idle connection.
 constexpr size_t kKeptReadCapacity = 16 << 10;
 
 WsEnd MakeEnd(int code, std::string reason, absl::Status status) {
@@ -98,6 +108,18 @@ bool IsWebSocketError(const error_code& ec) {
 }
 
 class Session final : public WsSession, public std::enable_shared_from_this<Session> {
+  // A completion handler that runs `f(session, args...)` if the session
+  // still exists (see the file comment). First in the class: its return
+  // type is deduced from its body.
+  template <class F>
+  auto Weak(F f) {
+    return [weak = weak_from_this(), f = std::move(f)](auto&&... args) mutable {
+      if (std::shared_ptr<Session> self = weak.lock()) {
+        f(*self, std::forward<decltype(args)>(args)...);
+      }
+    };
+  }
+
  public:
   Session(const asio::any_io_executor& executor, WsPostFn post, WebSocketOptions options,
           WsEvents events, std::function<void()> finished)
@@ -131,16 +153,28 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     phase_ = Phase::kHandshake;
     ws_.next_layer() = std::move(stream);
     Configure();
+    // The fields Beast checks, each repeated one joined into a list as
+    // IsWebSocketUpgrade read them.
     websocket::request_type request;
     request.method(beast::http::verb::get);
     request.target(target);
     request.version(11);
-    for (const auto& [name, value] : headers.fields()) request.insert(name, value);
+    for (std::string_view name :
+         {"Host", "Connection", "Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}) {
+      std::string joined;
+      for (const auto& [n, value] : headers.fields()) {
+        if (!EqualsIgnoreCase(n, name)) continue;
+        if (!joined.empty()) joined += ", ";
+        joined += value;
+      }
+      if (!joined.empty()) request.set(beast::string_view(name.data(), name.size()), joined);
+    }
+    // Beast names itself, with its version, unless told otherwise.
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& response) { response.set("Server", "swiftlet"); }));
     ArmDeadline(options_.handshake_timeout);
     // Beast builds its answer from the request before this call returns.
-    ws_.async_accept(request, [self = shared_from_this()](error_code ec) {
-      self->OnHandshake(ec);
-    });
+    ws_.async_accept(request, Weak([](Session& s, error_code ec) { s.OnHandshake(ec); }));
   }
 
   void Connect(std::string host, uint16_t port, std::string target, Headers headers,
@@ -157,26 +191,30 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     resolver_.emplace(ws_.get_executor());
     resolver_->async_resolve(
         host, std::to_string(port),
-        [self = shared_from_this(), host, port, target = std::move(target),
-         headers = std::move(headers)](error_code ec,
-                                       tcp::resolver::results_type results) mutable {
-          if (self->ended()) return;
-          if (ec) return self->FailHandshake("resolve failed", ec);
+        Weak([host, port, target = std::move(target), headers = std::move(headers)](
+                 Session& s, error_code ec, tcp::resolver::results_type results) mutable {
+          if (s.ended()) return;
+          if (ec) return s.FailHandshake("resolve failed", ec);
+          // Spelled out rather than Weak(): async_connect picks its overload
+          // by the handler's exact signature.
           asio::async_connect(
-              self->ws_.next_layer().socket(), results,
-              [self, host = std::move(host), port, target = std::move(target),
+              s.ws_.next_layer().socket(), results,
+              [weak = s.weak_from_this(), host = std::move(host), port,
+               target = std::move(target),
                headers = std::move(headers)](error_code ec2, const tcp::endpoint&) mutable {
-                if (self->ended()) return;
-                if (ec2) return self->FailHandshake("connect failed", ec2);
-                self->SecureThenHandshake(StrCat(host, ":", port), std::move(target),
-                                          std::move(headers));
+                std::shared_ptr<Session> s2 = weak.lock();
+                if (!s2 || s2->ended()) return;
+                if (ec2) return s2->FailHandshake("connect failed", ec2);
+                s2->SecureThenHandshake(StrCat(host, ":", port), std::move(target),
+                                        std::move(headers));
               });
-        });
+        }));
   }
 
   void Abort(int code, std::string reason) override {
     if (phase_ != Phase::kNew) return;
-    Finish(MakeEnd(code, std::move(reason), absl::UnavailableError("connection closed before the upgrade")));
+    Finish(MakeEnd(code, std::move(reason),
+                   absl::UnavailableError("connection closed before the upgrade")));
   }
 
   void Fail(absl::Status error) override {
@@ -221,10 +259,10 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     websocket::stream_base::timeout timeout;
     timeout.handshake_timeout = handshake;
     // Beast pings every idle_timeout / 2 and gives up after a silent half;
-    // see WebSocketOptions::ping_interval. Beast re-arms this timer only as
-    // a read starts, and a close it begins on its own inside a read (a bad
-    // frame, the peer's close) waits for the peer's EOF under this timer
-    // alone, so it must always run.
+    // see WebSocketOptions::ping_interval. It must always run: a close
+    // that Beast begins on its own inside a read (a bad frame, the peer's
+    // close frame) has no other bound while its close frame waits on a
+    // peer that does not read.
     timeout.idle_timeout = 2 * std::max(options_.ping_interval, std::chrono::milliseconds(1));
     timeout.keep_alive_pings = true;
     ws_.set_option(timeout);
@@ -235,16 +273,16 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     if (!ws_.next_layer().is_tls()) return Handshake(host, target, std::move(headers));
     ws_.next_layer().tls().async_handshake(
         asio::ssl::stream_base::client,
-        [self = shared_from_this(), host = std::move(host), target = std::move(target),
-         headers = std::move(headers)](error_code ec) mutable {
-          if (self->ended()) return;
+        Weak([host = std::move(host), target = std::move(target), headers = std::move(headers)](
+                 Session& s, error_code ec) mutable {
+          if (s.ended()) return;
           if (ec) {
-            return self->FailHandshake(
-                StrCat("TLS handshake failed: ", TlsErrorText(self->ws_.next_layer().tls(), ec)).c_str(),
-                ec, /*with_code=*/false);
+            return s.FailHandshake(
+                StrCat("TLS handshake failed: ", TlsErrorText(s.ws_.next_layer().tls(), ec)).c_str(), ec,
+                /*with_code=*/false);
           }
-          self->Handshake(host, target, std::move(headers));
-        });
+          s.Handshake(host, target, std::move(headers));
+        }));
   }
 
   void Handshake(const std::string& host, const std::string& target, Headers headers) {
@@ -260,9 +298,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
           }
         }));
     response_.emplace();
-    ws_.async_handshake(*response_, host, target, [self = shared_from_this()](error_code ec) {
-      self->OnHandshake(ec);
-    });
+    ws_.async_handshake(*response_, host, target,
+                        Weak([](Session& s, error_code ec) { s.OnHandshake(ec); }));
   }
 
   static bool IsHandshakeField(std::string_view name) {
@@ -319,12 +356,12 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   }
 
   void Read() {
-    ws_.async_read(read_buf_, [self = shared_from_this()](error_code ec, size_t) {
-      self->OnRead(ec);
-    });
+    reading_ = true;
+    ws_.async_read(read_buf_, Weak([](Session& s, error_code ec, size_t) { s.OnRead(ec); }));
   }
 
   void OnRead(error_code ec) {
+    reading_ = false;
     if (ended()) return;
     if (ec) return Finish(EndAfter(ec));
     if (closing_) {
@@ -339,7 +376,9 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       if (events_.on_message) events_.on_message(std::move(text));
     }
     if (read_buf_.capacity() > kKeptReadCapacity) read_buf_.shrink_to_fit();
-    if (!ended()) Read();
+    if (ended()) return;
+    if (!close_frame_sent_) return Read();
+    if (close_done_) Finish(EndAfter(close_ec_));  // Nothing else will end it.
   }
 
   // How the connection ended, from the error that ended the pending read.
@@ -350,7 +389,9 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       absl::Status status;
       if (dropped_) {
         status = absl::DeadlineExceededError("the close handshake did not finish in time");
-      } else if (ec != websocket::error::closed && ec != asio::error::operation_aborted) {
+      } else if (close_done_ && close_ec_) {
+        status = absl::UnavailableError(StrCat("close handshake failed: ", close_ec_.message()));
+      } else if (ec && ec != websocket::error::closed && ec != asio::error::operation_aborted) {
         status = absl::UnavailableError(StrCat("connection lost while closing: ", ec.message()));
       }
       return MakeEnd(close_code_, close_reason_, status);
@@ -397,7 +438,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       // Never opened: an urgent close ends it here; a polite one is sent
       // after the handshake, like the messages before it.
       if (urgent) {
-        Finish(MakeEnd(close_code_, close_reason_, absl::CancelledError("closed before it opened")));
+        Finish(MakeEnd(close_code_, close_reason_,
+                       absl::CancelledError("closed before it opened")));
       } else {
         queue_.push_back(Out{{}, 0, true});
       }
@@ -427,15 +469,22 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       close_frame_sent_ = true;
       ws_.async_close(websocket::close_reason(static_cast<websocket::close_code>(close_code_),
                                               close_reason_),
-                      [self = shared_from_this()](error_code ec) {
-                        if (ec && !self->ended()) self->Drop();
-                      });
+                      Weak([](Session& s, error_code ec) { s.OnClosed(ec); }));
       return;
     }
     writing_ = true;
     ws_.text(true);
     ws_.async_write(asio::buffer(queue_.front().text),
-                    [self = shared_from_this()](error_code ec, size_t) { self->OnWrite(ec); });
+                    Weak([](Session& s, error_code ec, size_t) { s.OnWrite(ec); }));
+  }
+
+  // Our close handshake is over (or failed). A pending read ends next:
+  // Beast resumes it, or it meets the peer's EOF or our deadline.
+  void OnClosed(error_code ec) {
+    close_done_ = true;
+    close_ec_ = ec;
+    if (ended() || reading_) return;
+    Finish(EndAfter(ec ? ec : error_code(websocket::error::closed)));
   }
 
   void OnWrite(error_code ec) {
@@ -445,12 +494,12 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
       queue_.pop_front();
     }
     if (ended()) return;
-    if (ec) return Drop();  // The pending read then fails and ends the session.
+    if (ec) return Drop();  // The pending read (or close) then fails and ends the session.
     Pump();
   }
 
-  // Closes the TCP connection under Beast: every pending operation fails,
-  // the read with it, and the session ends.
+  // Closes the TCP connection under Beast: every pending socket operation
+  // fails, the read or close with it, and the session ends.
   void Drop() {
     error_code ignored;
     if (resolver_) resolver_->cancel();
@@ -463,13 +512,16 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     if (deadline_armed_ && deadline_.expiry() <= at) return;
     deadline_armed_ = true;
     deadline_.expires_at(at);
-    deadline_.async_wait([self = shared_from_this()](error_code ec) {
-      if (ec || self->phase_ == Phase::kDone || !self->deadline_armed_) return;
-      if (self->deadline_.expiry() > asio::steady_timer::clock_type::now()) return;  // Moved.
-      self->timed_out_ = self->phase_ == Phase::kHandshake;
-      self->dropped_ = true;
-      self->Drop();
-    });
+    deadline_.async_wait(Weak([](Session& s, error_code ec) {
+      if (ec || s.phase_ == Phase::kDone || !s.deadline_armed_) return;
+      if (s.deadline_.expiry() > asio::steady_timer::clock_type::now()) return;  // Moved.
+      s.timed_out_ = s.phase_ == Phase::kHandshake;
+      s.dropped_ = true;
+      s.Drop();
+      // Beast may have parked its operations for good (see the file
+      // comment): end the session without them.
+      if (s.phase_ == Phase::kOpen) s.Finish(s.EndAfter(asio::error::operation_aborted));
+    }));
   }
 
   void CancelDeadline() {
@@ -480,7 +532,8 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   // The connection is over: on_close now, then the socket lingers.
   void Finish(WsEnd end) {
     if (ended()) return;
-    std::shared_ptr<Session> keep = shared_from_this();  // `finished` may drop the owner's reference.
+    // `finished` may drop the owner's reference.
+    std::shared_ptr<Session> keep = shared_from_this();
     const bool was_open = phase_ == Phase::kOpen;
     phase_ = Phase::kLingering;
     if (end.http_status == 0) end.http_status = http_status_;
@@ -502,20 +555,30 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     Linger();
   }
 
-  // After the close frames (our Teardown only half-closed the socket):
+  // After the close frames (our teardown only half-closed the socket):
   // read and discard until the peer closes too, so it is not sent a reset
   // that could destroy our last frames in flight; bounded by the close
-  // deadline.
+  // deadline. Reads are tried at once, not left to the reactor: the peer's
+  // FIN may already have been seen by Beast's last read, and asio does not
+  // retry a socket whose last read drained it until a new event arrives.
   void Linger() {
     tcp::socket& socket = ws_.next_layer().socket();
     if (!socket.is_open()) return Done();
     ArmDeadline(options_.close_timeout);  // Keeps an earlier deadline.
-    socket.async_read_some(asio::buffer(linger_buf_), [self = shared_from_this()](error_code ec,
-                                                                                  size_t) {
-      if (self->phase_ != Phase::kLingering) return;
-      if (ec) return self->Done();
-      self->Linger();
-    });
+    error_code ec;
+    socket.non_blocking(true, ec);
+    for (int i = 0; i < 16 && !ec; ++i) socket.read_some(asio::buffer(linger_buf_), ec);
+    if (ec == asio::error::would_block) {
+      socket.async_wait(tcp::socket::wait_read, Weak([](Session& s, error_code) {
+                          if (s.phase_ == Phase::kLingering) s.Linger();
+                        }));
+    } else if (ec) {
+      Done();  // EOF, or the connection is gone.
+    } else {    // Still sending: let the other connections of this thread run.
+      asio::post(ws_.get_executor(), Weak([](Session& s) {
+                   if (s.phase_ == Phase::kLingering) s.Linger();
+                 }));
+    }
   }
 
   void Done() {
@@ -542,8 +605,11 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   std::deque<Out> queue_;
   Phase phase_ = Phase::kNew;
   bool writing_ = false;
-  bool closing_ = false;           // This side decided to close.
-  bool close_frame_sent_ = false;  // ... and handed Beast its close frame.
+  bool reading_ = false;
+  bool closing_ = false;           // This side decided to close,
+  bool close_frame_sent_ = false;  // handed Beast its close frame,
+  bool close_done_ = false;        // and Beast's close completed,
+  error_code close_ec_;            // with this.
   int close_code_ = websocket_close::kNormal;
   std::string close_reason_;
   bool deadline_armed_ = false;

@@ -161,8 +161,8 @@ class WebSocketTest : public ::testing::Test {
 TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   StartServer();
   auto client = MakeClient();
-  constexpr int kConnections = 40;
-  constexpr int kMessages = 150;
+  constexpr int kConnections = 100;  // The load generator holds about this many streams.
+  constexpr int kMessages = 60;
   std::vector<std::shared_ptr<ClientConn>> conns;
   for (int c = 0; c < kConnections; ++c) {
     conns.push_back(Open(*client, "/ws?languages=en,ja&budget_ms=800&c=" + std::to_string(c)));
@@ -192,7 +192,9 @@ TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   {
     std::lock_guard lock(log_.mu);
     ASSERT_EQ(log_.queries.size(), static_cast<size_t>(kConnections));
-    for (const std::string& q : log_.queries) EXPECT_THAT(q, HasSubstr("languages=en,ja&budget_ms=800&c="));
+    for (const std::string& q : log_.queries) {
+      EXPECT_THAT(q, HasSubstr("languages=en,ja&budget_ms=800&c="));
+    }
   }
   for (auto& conn : conns) conn->ws->Close(websocket_close::kNormal, "done");
   ASSERT_TRUE(log_.closed.WaitAtLeast(kConnections, 5s));
@@ -211,6 +213,38 @@ TEST_F(WebSocketTest, EchoesInOrderAcrossManyConnections) {
   // A connection counts until its socket is closed, just after on_close.
   EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 2s));
   EXPECT_TRUE(WaitFor([&] { return client->open_connections() == 0; }, 2s));
+}
+
+// Connections end when the peer is done, not when close_timeout runs out.
+TEST_F(WebSocketTest, FinishedConnectionsAreReleasedAtOnce) {
+  WebSocketOptions o = QuickSocket();
+  o.close_timeout = 10s;
+  StartServer(o);
+  std::string head, buffer;
+  RawSocket raw = ConnectWebSocket(server_->port(), "/ws", &head, &buffer);
+  ASSERT_TRUE(raw.valid());
+  ASSERT_TRUE(log_.accepted.WaitAtLeast(1, 2s));
+  raw.ShutdownWrite();  // Gone without a close frame.
+  ASSERT_TRUE(log_.closed.WaitAtLeast(1, 2s));
+  EXPECT_EQ(log_.Closes()[0].first, websocket_close::kAbnormal);
+  EXPECT_TRUE(raw.ReadUntilClosed(2s));
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 2s));
+
+  auto client = MakeClient(o);
+  for (int i = 0; i < 3; ++i) {  // A close handshake from either side.
+    auto conn = Open(*client, "/ws");
+    ASSERT_TRUE(conn->opened.WaitAtLeast(1, 2s));
+    if (i == 0) {
+      conn->ws->Close();
+    } else {
+      ASSERT_TRUE(log_.accepted.WaitAtLeast(2 + i, 2s));  // The raw socket was the first.
+      log_.Socket(1 + i)->Close(4000 + i, "");
+    }
+    ASSERT_TRUE(conn->closed.WaitAtLeast(1, 2s));
+    EXPECT_TRUE(conn->Close().status.ok()) << conn->Close().status;
+    EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 2s));
+    EXPECT_TRUE(WaitFor([&] { return client->open_connections() == 0; }, 2s));
+  }
 }
 
 TEST_F(WebSocketTest, ServerCloseReachesTheClientWithItsCode) {
@@ -296,6 +330,28 @@ TEST_F(WebSocketTest, BinaryMessageClosesWith1003) {
   EXPECT_TRUE(raw.ReadUntilClosed(2s));
   ASSERT_TRUE(log_.closed.WaitAtLeast(1, 2s));
   EXPECT_EQ(log_.Closes()[0].first, websocket_close::kUnsupportedData);
+}
+
+// Our close frame goes out while a bad frame is already buffered behind the
+// message that caused it: Beast 1.74 could park its read and close on each
+// other here for good.
+TEST_F(WebSocketTest, ABadFrameBehindAClosingMessageDoesNotHang) {
+  WebSocketOptions o = QuickSocket();
+  o.close_timeout = 3s;  // The session must end well before this.
+  StartServer(o);
+  std::string head, buffer;
+  RawSocket raw = ConnectWebSocket(server_->port(), "/ws", &head, &buffer);
+  ASSERT_TRUE(raw.valid());
+  std::string unmasked = "\x82\x61\x29";  // Binary, unmasked, cut short.
+  ASSERT_TRUE(raw.Send(ClientFrame(kOpBinary, "ab") + unmasked));
+  std::optional<Frame> f = ReadFrame(raw, buffer, 2s);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->close_code(), websocket_close::kUnsupportedData);
+  ASSERT_TRUE(log_.closed.WaitAtLeast(1, 1s));
+  EXPECT_EQ(log_.Closes()[0].first, websocket_close::kUnsupportedData);
+  EXPECT_TRUE(raw.ReadUntilClosed(1s));
+  raw.Close();  // The server waits (up to close_timeout) for this.
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }, 1s));
 }
 
 TEST_F(WebSocketTest, InvalidUtf8ClosesWith1007) {
@@ -492,7 +548,8 @@ TEST_F(WebSocketTest, AcceptOnAPlainRequestLeavesTheWriterUsable) {
   server_ = std::make_unique<HttpServer>(
       FastOptions(), [](HttpRequest, std::shared_ptr<ResponseWriter> writer) {
         std::shared_ptr<WebSocket> ws = writer->AcceptWebSocket(QuickSocket(), {});
-        writer->Respond(426, Headers{{"Upgrade", "websocket"}}, ws ? "accepted?" : "upgrade required");
+        writer->Respond(426, Headers{{"Upgrade", "websocket"}},
+                        ws ? "accepted?" : "upgrade required");
       });
   ASSERT_TRUE(server_->Start().ok());
   RawSocket raw = RawSocket::Connect(server_->port());
