@@ -1,4 +1,5 @@
-// The server's Beast side: the acceptor and one Connection per socket.
+// The server's Beast side: one Connection per socket (the acceptor and
+// the server's life cycle are server_listener.cc's).
 //
 // A Connection's state lives on its strand. Its states, in the order a
 // request goes through them:
@@ -22,7 +23,7 @@
 // Lifetime: handlers, timers and writers hold shared_ptr<Connection>, and
 // the Connection holds the ServerCore (io_context included), so asio
 // objects never outlive their io_context.
-#include "http/server.h"
+#include "http/server_core.h"
 
 #include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
 
@@ -55,6 +56,7 @@
 #include "core/status.h"
 #include "core/str_cat.h"
 #include "http/exchange.h"
+#include "http/request_reading.h"
 #include "http/tls_context.h"
 #include "http/tls_stream.h"
 #include "http/websocket_session.h"
@@ -65,69 +67,17 @@ namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
-using Strand = asio::strand<asio::io_context::executor_type>;
+using internal::Strand;
 using internal::Exchange;
 using internal::NetStream;
 using internal::Outgoing;
 using internal::SslContext;
 
-namespace {
-class Connection;
-}  // namespace
-
-namespace internal {
-
-struct ServerCore {
-  ServerCore(HttpServerOptions o, HttpHandler h) : options(std::move(o)), handler(std::move(h)) {}
-
-  ErrorBody ErrorBodyFor(int status, std::string_view message) const {
-    return options.error_body ? options.error_body(status, message) : PlainErrorBody(status, message);
-  }
-
-  const HttpServerOptions options;
-  const HttpHandler handler;
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::optional<tcp::acceptor> acceptor;      // On its own strand.
-  std::optional<asio::steady_timer> retry;    // Accept back-off, same strand.
-  std::vector<std::thread> threads;
-  std::atomic<bool> draining{false};
-
-  // Shared by every Post; exclusive once, when the server is destroyed.
-  std::shared_mutex post_mu;
-  bool posts_closed = false;
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unordered_map<uint64_t, std::weak_ptr<Connection>> open;  // Guarded by mu.
-  uint64_t next_id = 1;                                           // Guarded by mu.
-
-  // Null: plain HTTP. ReloadTls swaps in a new one; each connection keeps
-  // the context it was accepted with.
-  std::shared_ptr<SslContext> TlsContext() {
-    std::lock_guard lock(tls_mu);
-    return tls;
-  }
-  std::mutex tls_mu;
-  std::shared_ptr<SslContext> tls;  // Guarded by tls_mu.
-  TlsServerOptions tls_options;     // Guarded by tls_mu: what ReloadTls() reads again.
-
-  size_t OpenCount() {
-    std::lock_guard lock(mu);
-    return open.size();
-  }
-  void Unregister(uint64_t id) {
-    std::lock_guard lock(mu);
-    open.erase(id);
-    cv.notify_all();
-  }
-};
-
-}  // namespace internal
 
 namespace {
 
 using internal::ServerCore;
+using internal::ServerConnection;
 
 // At Stop's deadline a WebSocket gets this long (or its close_timeout, if
 // shorter) for the close handshake; Stop waits 5 s for everything to close.
@@ -136,12 +86,7 @@ constexpr std::chrono::milliseconds kStopCloseLimit{1'000};
 // Every TLS connection begins with a handshake record (RFC 8446 5.1).
 constexpr unsigned char kTlsHandshakeRecord = 0x16;
 
-bool IsParseError(const error_code& ec) {
-  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
-         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
-}
-
-class Connection final : public internal::ConnectionPort,
+class Connection final : public internal::ServerConnection,
                          public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::shared_ptr<ServerCore> core, Strand strand, NetStream stream, uint64_t id)
@@ -152,7 +97,7 @@ class Connection final : public internal::ConnectionPort,
         timer_(strand_),
         buffer_(core_->options.max_header_bytes + 8192) {}
 
-  void Start() {
+  void Start() override {
     error_code ec;
     tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = StrCat(peer.address().to_string(), ":", peer.port());
@@ -225,12 +170,12 @@ class Connection final : public internal::ConnectionPort,
 
   // Server shutdown: nothing more after the current response. A WebSocket
   // goes on until Close.
-  void Drain() {
+  void Drain() override {
     draining_ = true;
     if (state_ == State::kWaiting) Close();
   }
 
-  void Close() {
+  void Close() override {
     if (state_ == State::kClosed) return;
     if (state_ == State::kWebSocket) {
       // The session closes with 1001, then reports OnWebSocketFinished.
@@ -353,31 +298,28 @@ class Connection final : public internal::ConnectionPort,
                        std::chrono::steady_clock::now().time_since_epoch())
                        .count();
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(
-        std::min<size_t>(core_->options.max_header_bytes, UINT32_MAX)));
-    parser_->body_limit(core_->options.max_body_bytes);
+    internal::SetRequestLimits(*parser_, limits());
     ArmTimer(core_->options.header_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = self()](error_code ec, size_t) { self->OnHeader(ec); });
   }
 
+  RequestLimits limits() const {
+    return RequestLimits{core_->options.max_header_bytes, core_->options.max_body_bytes};
+  }
+
   void OnHeader(error_code ec) {
     if (state_ == State::kClosed) return;
-    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
-      return Answer(431, "request header fields too large");
+    if (ec) {
+      std::optional<internal::Refusal> refusal = internal::RefuseHeader(ec);
+      return refusal ? Answer(refusal->status, refusal->message) : Close();
     }
-    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
-    if (IsParseError(ec)) return Answer(400, "malformed HTTP request");
-    if (ec) return Close();
     if (draining_ || core_->draining.load()) return Answer(503, "server is shutting down");
-    if (parser_->content_length() &&
-        *parser_->content_length() > core_->options.max_body_bytes) {
-      return Answer(413, "request body too large");
+    if (auto refusal = internal::RefuseDeclaredBody(*parser_, limits())) {
+      return Answer(refusal->status, refusal->message);
     }
     if (parser_->is_done()) return Dispatch();
-    auto expect = parser_->get().find(bhttp::field::expect);
-    if (expect != parser_->get().end() && EqualsIgnoreCase(std::string_view(expect->value().data(), expect->value().size()),
-                         "100-continue")) {
+    if (internal::ExpectsContinue(*parser_)) {
       out_.push_back(Wire{nullptr, "HTTP/1.1 100 Continue\r\n\r\n", 0, false});
       StartWrite();
     }
@@ -388,32 +330,23 @@ class Connection final : public internal::ConnectionPort,
 
   void OnBody(error_code ec) {
     if (state_ == State::kClosed) return;
-    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
-    if (IsParseError(ec)) return Answer(400, "malformed HTTP request body");
-    if (ec) return Close();
+    if (ec) {
+      std::optional<internal::Refusal> refusal = internal::RefuseBody(ec);
+      return refusal ? Answer(refusal->status, refusal->message) : Close();
+    }
     Dispatch();
   }
 
   void Dispatch() {
     timer_.cancel();
-    bhttp::request<bhttp::string_body> message = parser_->release();
+    internal::TakenRequest taken = internal::TakeRequest(*parser_);
     parser_.reset();
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    size_t q = request.target.find('?');
-    request.path = request.target.substr(0, q);
-    if (q != std::string::npos) request.query = request.target.substr(q + 1);
-    for (const auto& field : message) {
-      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    request.version = static_cast<int>(message.version());
+    HttpRequest request = std::move(taken.request);
     request.remote_address = remote_;
     request.received_ns = received_ns_;
-    keep_alive_ = message.keep_alive();
-    head_request_ = message.method() == bhttp::verb::head;
-    version11_ = message.version() >= 11;
+    keep_alive_ = taken.keep_alive;
+    head_request_ = taken.head;
+    version11_ = request.version >= 11;
     const bool upgrade = IsWebSocketUpgrade(request);
     if (upgrade) {  // Kept for the 101, which the session writes.
       upgrade_target_ = request.target;
@@ -567,7 +500,7 @@ class Connection final : public internal::ConnectionPort,
   NetStream stream_;
   asio::steady_timer timer_;
   boost::beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<internal::RequestParser> parser_;
   State state_ = State::kWaiting;
   std::shared_ptr<Exchange> exchange_;
   std::deque<Wire> out_;
@@ -591,162 +524,14 @@ class Connection final : public internal::ConnectionPort,
   unsigned char peeked_[1];
 };
 
-void Accept(const std::shared_ptr<ServerCore>& core) {
-  Strand strand = asio::make_strand(core->ioc);
-  core->acceptor->async_accept(strand, [core, strand](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !core->acceptor->is_open()) return;
-    if (ec) {  // Out of descriptors, say: back off instead of spinning.
-      core->retry->expires_after(std::chrono::milliseconds(50));
-      core->retry->async_wait([core](error_code wait_ec) {
-        if (!wait_ec) Accept(core);
-      });
-      return;
-    }
-    std::shared_ptr<SslContext> tls = core->TlsContext();
-    if (core->OpenCount() >= core->options.max_connections) {
-      error_code ignored;
-      if (tls) {  // A plain-text 503 would be noise to a TLS client.
-        socket.close(ignored);
-        return Accept(core);
-      }
-      socket.non_blocking(true, ignored);
-      const std::string refusal =
-          SerializeErrorResponse(503, core->ErrorBodyFor(503, "too many connections"));
-      asio::write(socket, asio::buffer(refusal), ignored);
-      socket.shutdown(tcp::socket::shutdown_both, ignored);
-      socket.close(ignored);
-      return Accept(core);
-    }
-    std::shared_ptr<Connection> connection;
-    {
-      std::lock_guard lock(core->mu);
-      uint64_t id = core->next_id++;
-      NetStream stream = tls ? NetStream(std::move(socket), std::move(tls)) : NetStream(std::move(socket));
-      connection = std::make_shared<Connection>(core, strand, std::move(stream), id);
-      core->open.emplace(id, connection);
-    }
-    asio::post(strand, [connection] { connection->Start(); });
-    Accept(core);
-  });
-}
-
 }  // namespace
 
-HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
-    : core_(std::make_shared<internal::ServerCore>(std::move(options), std::move(handler))) {}
+namespace internal {
 
-HttpServer::~HttpServer() {
-  Stop(std::chrono::milliseconds(0));
-  {
-    std::unique_lock lock(core_->post_mu);
-    core_->posts_closed = true;
-  }
-  // Run what was posted before posts closed (on closed connections these
-  // are no-ops), so no queued handler keeps a Connection, and with it the
-  // core, alive.
-  core_->ioc.restart();
-  core_->ioc.poll();
+std::shared_ptr<ServerConnection> MakeServerConnection(std::shared_ptr<ServerCore> core, Strand strand,
+                                                       NetStream stream, uint64_t id) {
+  return std::make_shared<Connection>(std::move(core), std::move(strand), std::move(stream), id);
 }
 
-absl::Status HttpServer::Start() {
-  if (started_) return absl::FailedPreconditionError("HttpServer::Start called twice");
-  started_ = true;
-  ServerCore& core = *core_;
-  if (core.options.tls.enabled()) {
-    SWIFTLET_ASSIGN_OR_RETURN(std::shared_ptr<SslContext> tls,
-                              internal::MakeServerTlsContext(core.options.tls));
-    std::lock_guard lock(core.tls_mu);
-    core.tls = std::move(tls);
-    core.tls_options = core.options.tls;
-  }
-  error_code ec;
-  asio::ip::address address = asio::ip::make_address(core.options.host, ec);
-  if (ec) return absl::InvalidArgumentError(StrCat("bad listen address \"", core.options.host,
-                                                   "\": ", ec.message()));
-  tcp::endpoint endpoint(address, core.options.port);
-  Strand strand = asio::make_strand(core.ioc);
-  core.acceptor.emplace(strand);
-  core.retry.emplace(strand);
-  auto fail = [&](const char* what) {
-    return absl::UnavailableError(StrCat(what, " ", core.options.host, ":", core.options.port,
-                                         ": ", ec.message()));
-  };
-  if (core.acceptor->open(endpoint.protocol(), ec); ec) return fail("cannot open");
-  core.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (core.acceptor->bind(endpoint, ec); ec) return fail("cannot bind");
-  if (core.acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) {
-    return fail("cannot listen on");
-  }
-  port_ = core.acceptor->local_endpoint().port();
-  core.work.emplace(core.ioc.get_executor());
-  Accept(core_);
-  for (int i = 0; i < std::max(1, core.options.io_threads); ++i) {
-    core.threads.emplace_back([c = core_] { c->ioc.run(); });
-  }
-  return absl::OkStatus();
-}
-
-void HttpServer::Stop(std::chrono::milliseconds grace) {
-  if (stopped_) return;
-  stopped_ = true;
-  ServerCore& core = *core_;
-  if (core.threads.empty()) return;  // Never started (or failed to).
-  core.draining = true;
-  std::promise<void> acceptor_closed;
-  asio::post(core.acceptor->get_executor(), [&] {
-    error_code ec;
-    core.acceptor->close(ec);
-    core.retry->cancel();
-    acceptor_closed.set_value();
-  });
-  acceptor_closed.get_future().wait();
-
-  auto for_each_open = [&](auto fn) {
-    std::vector<std::shared_ptr<Connection>> open;
-    {
-      std::lock_guard lock(core.mu);
-      for (auto& [id, weak] : core.open) {
-        if (auto c = weak.lock()) open.push_back(std::move(c));
-      }
-    }
-    for (auto& c : open) c->Post([c, fn] { fn(*c); });
-  };
-  auto wait_closed = [&](std::chrono::milliseconds timeout) {
-    std::unique_lock lock(core.mu);
-    core.cv.wait_for(lock, timeout, [&] { return core.open.empty(); });
-  };
-  for_each_open([](Connection& c) { c.Drain(); });
-  wait_closed(grace);
-  for_each_open([](Connection& c) { c.Close(); });
-  wait_closed(std::chrono::seconds(5));
-
-  core.work.reset();
-  core.ioc.stop();
-  for (std::thread& t : core.threads) t.join();
-}
-
-size_t HttpServer::open_connections() const { return core_->OpenCount(); }
-
-absl::Status HttpServer::ReloadTls() {
-  TlsServerOptions options;
-  {
-    std::lock_guard lock(core_->tls_mu);
-    options = core_->tls_options;
-  }
-  return ReloadTls(options);
-}
-
-absl::Status HttpServer::ReloadTls(const TlsServerOptions& options) {
-  if (!core_->TlsContext()) {
-    return absl::FailedPreconditionError("TLS reload: the server was not started with TLS");
-  }
-  // Built outside the lock: reading and checking the files takes a while,
-  // and new connections meanwhile get the old certificate.
-  SWIFTLET_ASSIGN_OR_RETURN(std::shared_ptr<SslContext> tls, internal::MakeServerTlsContext(options));
-  std::lock_guard lock(core_->tls_mu);
-  core_->tls = std::move(tls);
-  core_->tls_options = options;
-  return absl::OkStatus();
-}
-
+}  // namespace internal
 }  // namespace swiftlet::http
