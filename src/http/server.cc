@@ -293,6 +293,7 @@ class Connection final : public internal::ServerConnection,
   void StartHeader() {
     state_ = State::kReading;
     requests_seen_ = true;
+    read_timed_out_ = false;
     // The request's first bytes are here (or were pipelined earlier).
     received_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())
@@ -310,6 +311,7 @@ class Connection final : public internal::ServerConnection,
 
   void OnHeader(error_code ec) {
     if (state_ == State::kClosed) return;
+    if (ec && read_timed_out_) return AnswerTimeout(/*header=*/true);
     if (ec) {
       std::optional<internal::Refusal> refusal = internal::RefuseHeader(ec);
       return refusal ? Answer(refusal->status, refusal->message) : Close();
@@ -330,6 +332,7 @@ class Connection final : public internal::ServerConnection,
 
   void OnBody(error_code ec) {
     if (state_ == State::kClosed) return;
+    if (ec && read_timed_out_) return AnswerTimeout(/*header=*/false);
     if (ec) {
       std::optional<internal::Refusal> refusal = internal::RefuseBody(ec);
       return refusal ? Answer(refusal->status, refusal->message) : Close();
@@ -483,8 +486,25 @@ class Connection final : public internal::ServerConnection,
         return;  // The WebSocket session keeps its own time.
       }
       if (self->timer_.expiry() > asio::steady_timer::clock_type::now()) return;  // Re-armed.
-      self->Close();
+      self->OnTimeout();
     });
+  }
+
+  void OnTimeout() {
+    if (state_ != State::kReading) return Close();
+    // A request began and did not arrive in time (a slow-loris header, a
+    // stalled upload): the client is told so before the connection goes.
+    // Beast's read is cancelled first; OnHeader / OnBody then answer.
+    read_timed_out_ = true;
+    error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
+  // The 408 for a request that OnTimeout cut off.
+  void AnswerTimeout(bool header) {
+    const auto limit = header ? core_->options.header_timeout : core_->options.body_timeout;
+    Answer(408, StrCat("the request ", header ? "header" : "body", " did not arrive within ",
+                       limit.count(), " ms"));
   }
 
   void ReleaseQueued() {
@@ -515,6 +535,7 @@ class Connection final : public internal::ServerConnection,
   bool head_request_ = false;
   bool version11_ = true;
   bool requests_seen_ = false;
+  bool read_timed_out_ = false;  // kReading ran out of time (OnTimeout).
   int64_t received_ns_ = 0;  // The current request's, see HttpRequest::received_ns.
   // A WebSocket upgrade request's target and fields, for the session's 101.
   std::string upgrade_target_;

@@ -15,7 +15,9 @@
 // (else 431 and close); the body within body_timeout and max_body_bytes
 // (a declared Content-Length over the limit gets 413 at once, before the
 // body is read; a chunked body that grows past it, 413 when it does). A
-// timeout closes the connection. Malformed requests get 400 and close.
+// request whose header or body does not arrive in time gets 408 and the
+// connection closes; a connection that times out between requests just
+// closes. Malformed requests get 400 and close.
 // "Expect: 100-continue" is answered. Past max_connections, a new
 // connection gets a 503 and is closed.
 //
