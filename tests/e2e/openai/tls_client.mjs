@@ -32,5 +32,10 @@ try {
     stream: { text, chunks, finish, usage },
   }));
 } catch (e) {
-  console.log(JSON.stringify({ ok: false, error: `${e?.constructor?.name}: ${e?.message}`, cause: `${e?.cause?.code ?? e?.cause}` }));
+  // The SDK wraps fetch's error, which wraps the TLS one: report the innermost.
+  let inner = e;
+  while (inner?.cause) inner = inner.cause;
+  console.log(JSON.stringify({
+    ok: false, error: `${e?.constructor?.name}: ${e?.message}`, cause: `${inner?.code ?? ''} ${inner?.message ?? inner}`,
+  }));
 }
