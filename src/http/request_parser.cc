@@ -26,6 +26,23 @@ bool IsParseError(const error_code& ec) {
          ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
 }
 
+// What the parser found wrong, so the client learns which part to fix.
+std::string_view Malformed(const error_code& ec) {
+  using bhttp::error;
+  if (ec == error::bad_line_ending) return "malformed HTTP request: lines must end in CRLF";
+  if (ec == error::bad_method) return "malformed HTTP request: bad method";
+  if (ec == error::bad_target) return "malformed HTTP request: bad request target";
+  if (ec == error::bad_version) return "malformed HTTP request: bad version (HTTP/1.0 or HTTP/1.1)";
+  if (ec == error::bad_field) return "malformed HTTP request: bad header field name";
+  if (ec == error::bad_value) return "malformed HTTP request: bad header field value";
+  if (ec == error::bad_content_length) return "malformed HTTP request: bad Content-Length";
+  if (ec == error::bad_transfer_encoding) return "malformed HTTP request: bad Transfer-Encoding";
+  if (ec == error::bad_chunk) return "malformed HTTP request body: bad chunk";
+  if (ec == error::bad_chunk_extension) return "malformed HTTP request body: bad chunk extension";
+  if (ec == error::bad_obs_fold) return "malformed HTTP request: folded header line";
+  return "malformed HTTP request";
+}
+
 }  // namespace
 
 void SetRequestLimits(RequestParser& parser, const RequestLimits& limits) {
@@ -40,7 +57,7 @@ std::optional<Refusal> RefuseHeader(const error_code& ec) {
     return Refusal{431, "request header fields too large"};
   }
   if (ec == bhttp::error::body_limit) return Refusal{413, "request body too large"};
-  if (IsParseError(ec)) return Refusal{400, "malformed HTTP request"};
+  if (IsParseError(ec)) return Refusal{400, Malformed(ec)};
   return std::nullopt;
 }
 
@@ -53,7 +70,7 @@ std::optional<Refusal> RefuseDeclaredBody(const RequestParser& parser, const Req
 
 std::optional<Refusal> RefuseBody(const error_code& ec) {
   if (ec == bhttp::error::body_limit) return Refusal{413, "request body too large"};
-  if (IsParseError(ec)) return Refusal{400, "malformed HTTP request body"};
+  if (IsParseError(ec)) return Refusal{400, Malformed(ec)};
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@ Run by ctest: serve_hostile_test.py SWIFTLET SHARED_DIR.
 """
 
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -177,7 +178,7 @@ CASES = [
     ("a 100 KiB stop string", post("/v1/completions", completion(stop=["x" * 102400])), {400}, ["stop"]),
     # --- prompts -------------------------------------------------------------
     ("prompt missing", post("/v1/completions", without(completion, "prompt")), {400}, ["prompt"]),
-    ("prompt empty", post("/v1/completions", completion(prompt="")), {400}, ["prompt"]),
+    ("prompt an empty array", post("/v1/completions", completion(prompt=[])), {400}, ["prompt"]),
     ("token id past the vocabulary", post("/v1/completions", completion(prompt=[1, 2, 10 ** 9])), {400},
      ["prompt", "token"]),
     ("negative token id", post("/v1/completions", completion(prompt=[1, -5])), {400}, ["prompt", "token"]),
@@ -222,18 +223,20 @@ CASES = [
     ("Content-Length over --max-body", b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n",
      {413}, ["too large", "body"]),
     ("Content-Length 2^70", b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: 1180591620717411303424"
-                            b"\r\n\r\n", {400, 413}, ["malformed", "too large"]),
+                            b"\r\n\r\n", {400, 413}, ["content-length", "too large"]),
     ("negative Content-Length", b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n", {400},
-     ["malformed"]),
+     ["content-length"]),
     ("two different Content-Lengths", b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
-                                      b"Content-Length: 6\r\n\r\nhello!", {400}, ["malformed"]),
+                                      b"Content-Length: 6\r\n\r\nhello!", {400}, ["content-length"]),
     ("a bad chunk size", b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-                         b"zz\r\nhello\r\n0\r\n\r\n", {400}, ["malformed"]),
-    ("NUL byte in a header value", b"GET /health HTTP/1.1\r\nHost: t\r\nX-A: a\x00b\r\n\r\n", {400}, ["malformed"]),
-    ("NUL byte in the target", b"GET /hea\x00lth HTTP/1.1\r\nHost: t\r\n\r\n", {400}, ["malformed"]),
-    ("not HTTP at all", b"\x16\x03\x01\x00\x05hello\r\n\r\n", {400}, ["malformed"]),
-    ("HTTP/2.0 request line", b"GET /health HTTP/2.0\r\nHost: t\r\n\r\n", {400, 505}, ["malformed", "version"]),
-    ("a header without a colon", b"GET /health HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n", {400}, ["malformed"]),
+                         b"zz\r\nhello\r\n0\r\n\r\n", {400}, ["chunk"]),
+    ("NUL byte in a header value", b"GET /health HTTP/1.1\r\nHost: t\r\nX-A: a\x00b\r\n\r\n", {400},
+     ["header field value"]),
+    ("NUL byte in the target", b"GET /hea\x00lth HTTP/1.1\r\nHost: t\r\n\r\n", {400}, ["target"]),
+    ("not HTTP at all", b"\x16\x03\x01\x00\x05hello\r\n\r\n", {400}, ["method"]),
+    ("HTTP/2.0 request line", b"GET /health HTTP/2.0\r\nHost: t\r\n\r\n", {400, 505}, ["version"]),
+    ("a header without a colon", b"GET /health HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n", {400},
+     ["header field"]),
     ("unknown path", get("/v1/nothing"), {404}, ["/v1/nothing", "path", "not found", "unknown"]),
     ("GET on a POST route", get("/v1/completions"), {405}, ["method", "post", "get"]),
     # --- slow clients ------------------------------------------------------------
@@ -241,12 +244,12 @@ CASES = [
      ["header", "time"]),
     ("a body that never ends", slow(post("/v1/completions", completion())[:-10]), {408}, ["body", "time"]),
     # --- WebSocket upgrades ------------------------------------------------------
-    ("stream without Upgrade", get("/v1/translate/stream?languages=ja"), {426}, ["websocket", "upgrade"]),
+    ("stream without Upgrade", get("/v1/translate/stream?languages=ja"), {426}, ["upgrade: websocket"]),
     ("stream upgrade without a key", get("/v1/translate/stream?languages=ja", UPGRADE[:3]), {400, 426},
-     ["websocket", "upgrade", "key"]),
+     ["sec-websocket-key"]),
     ("stream upgrade, version 8", get("/v1/translate/stream?languages=ja",
                                       [UPGRADE[0], UPGRADE[1], "Sec-WebSocket-Version: 8", UPGRADE[3]]), {400, 426},
-     ["websocket", "upgrade", "version"]),
+     ["sec-websocket-version"]),
     ("stream without languages", get("/v1/translate/stream", UPGRADE), {400}, ["languages"]),
     ("stream with a bad language", get("/v1/translate/stream?languages=..", UPGRADE), {400}, ["languages",
                                                                                            "language"]),
@@ -254,7 +257,7 @@ CASES = [
      ["budget_ms"]),
     ("stream from a foreign origin", get("/v1/translate/stream?languages=ja", UPGRADE + ["Origin: https://evil.example"]),
      {403}, ["origin"]),
-    ("upgrade on a POST route", get("/v1/completions", UPGRADE), {405}, ["method"]),
+    ("upgrade on a POST route", get("/v1/completions", UPGRADE), {405}, ["method", "post"]),
 ]
 
 
@@ -324,6 +327,8 @@ class HostileTable(unittest.TestCase):
                     error = json.loads(body)["error"]
                     for key in ("message", "type", "param", "code"):
                         self.assertIn(key, error, f"{name}: {error}")
+                    if os.environ.get("HOSTILE_VERBOSE"):
+                        print(f"{name:40} {status} {error['message'][:110]}")
                     message = error["message"].lower()
                     self.assertTrue(any(w.lower() in message for w in words),
                                     f"{name}: {status} message {error['message']!r} names none of {words}")
