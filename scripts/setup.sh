@@ -9,7 +9,7 @@ packages=(
   libabsl-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-regex python3-jinja2 qemu-user
-  libboost-dev libssl-dev prometheus libhiredis-dev redis-server python3-websockets
+  libboost-dev libssl-dev openssl prometheus libhiredis-dev redis-server python3-websockets
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # Every test: set up, build (GCC), run the test suite, run it again under
 # AddressSanitizer + UndefinedBehaviorSanitizer (built with clang, so both
 # compilers' warnings are errors, and it builds faster), then fuzz the GGUF
-# reader and the tokenizers briefly (clang + libFuzzer).
+# reader, the tokenizers and the network-facing parsers briefly (clang +
+# libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -26,7 +27,7 @@ CXX=clang++ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_BENCH=
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 
-echo "== fuzz the GGUF reader and the tokenizers at $((SECONDS - start)) s" >&2
+echo "== fuzz the GGUF reader, the tokenizers and the parsers at $((SECONDS - start)) s" >&2
 CXX=clang++ scripts/build.sh build-fuzz -DSWIFTLET_FUZZ=ON -DSWIFTLET_TESTS=OFF
 seeds=build-fuzz/seeds
 rm -rf "$seeds" && build/tests/gguf/gguf_corpus_writer "$seeds"
@@ -42,6 +43,20 @@ for vocab in llama-spm gpt-2 bert-bge; do
     -max_len=512 -print_final_stats=1 "build-fuzz/corpus-$vocab" 2>"build-fuzz/fuzz-$vocab.log" \
     || { tail -50 "build-fuzz/fuzz-$vocab.log" >&2; echo "test: tokenizer fuzzing ($vocab) found a crash" >&2; exit 1; }
   grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz-$vocab.log" >&2 || true
+done
+
+# The network-facing parsers (issue 24): HTTP request parsing, the OpenAI
+# and translation request codecs, chat-template rendering, WebSocket frames.
+# Seeds in fuzz/seeds/; docs/FUZZING.md has the long runs.
+for target in http_request openai_request chat_template websocket_frame; do
+  corpus="build-fuzz/corpus-$target"
+  mkdir -p "$corpus"
+  seeds=()
+  [ -d "fuzz/seeds/$target" ] && seeds=("fuzz/seeds/$target")
+  build-fuzz/fuzz/${target}_fuzz -max_total_time="${SWIFTLET_FUZZ_PARSER_SECONDS:-12}" -max_len=4096 \
+    -print_final_stats=1 "$corpus" "${seeds[@]}" 2>"build-fuzz/fuzz-$target.log" \
+    || { tail -50 "build-fuzz/fuzz-$target.log" >&2; echo "test: $target fuzzing found a crash" >&2; exit 1; }
+  grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz-$target.log" >&2 || true
 done
 
 echo "test: all passed in $((SECONDS - start)) s" >&2

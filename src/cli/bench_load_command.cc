@@ -29,7 +29,9 @@ Command AddBenchCommand(CLI::App& parent) {
       "bench", "Load-test an OpenAI-compatible server (latency percentiles, goodput); "
                "`bench engine` benchmarks a model in-process");
   cmd->require_subcommand(0, 1);
-  cmd->add_option("--url", o->url, "Server base URL, http://HOST:PORT");
+  cmd->add_option("--url", o->url, "Server base URL, http://HOST:PORT or https://HOST:PORT");
+  cmd->add_option("--ca", o->ca_file,
+                  "https: PEM file of the certificate authority to trust (default: the system's)");
   cmd->add_option("--model", o->model, "Model name to send (default: the server's first)");
   cmd->add_option("--rate", o->rates,
                   "Open loop: arrival rates, requests/s, comma-separated (a sweep)")

@@ -69,6 +69,8 @@ struct ServeOptions {
   std::string audit_log_max_size = "100MiB";
   int audit_log_keep = 5;
   bool no_prefix_cache = false;
+  std::string tls_cert;                // HTTPS when set (with tls_key).
+  std::string tls_key;
 };
 
 absl::StatusOr<LatencyTargets> ParseTargets(const std::string& flag, const std::string& text) {
@@ -150,6 +152,7 @@ int RunServe(const ServeOptions& o) {
   if (*cache_ttl < kNsPerSecond || *cache_ttl > 30 * 24 * 3600 * kNsPerSecond) {
     return ReportError("--translate-cache-ttl: 1s..720h");
   }
+  if (absl::Status s = server::CheckTlsFiles(o.tls_cert, o.tls_key); !s.ok()) return ReportError(s);
 
   // Signals go to the thread that waits for them: block them before any
   // other thread starts, so every thread inherits the mask.
@@ -221,6 +224,8 @@ int RunServe(const ServeOptions& o) {
   ao.audit_log_keep = o.audit_log_keep;
   ao.admin_endpoints_open = o.admin_endpoints == "open";
   ao.cache_scope_per_key = o.prefix_cache_scope == "key";
+  ao.tls_cert_file = o.tls_cert;
+  ao.tls_key_file = o.tls_key;
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();
@@ -234,7 +239,7 @@ int RunServe(const ServeOptions& o) {
     return ReportError(api.status());
   }
   server::ApiServer& server = **api;
-  const std::string url = StrCat("http://", o.host.find(':') != std::string::npos ? StrCat("[", o.host, "]") : o.host,
+  const std::string url = StrCat(server.tls() ? "https://" : "http://", o.host.find(':') != std::string::npos ? StrCat("[", o.host, "]") : o.host,
                                  ":", server.port());
   std::printf("swiftlet: serving %s on %s\n", model_name.c_str(), url.c_str());
   std::printf("try: curl %s/v1/completions -H 'Content-Type: application/json' "
@@ -246,10 +251,16 @@ int RunServe(const ServeOptions& o) {
   while (true) {
     sigwait(&signals, &signal_number);
     if (signal_number != SIGHUP) break;
-    // Reload what can be reloaded without dropping a connection.
+    // Reload what can be reloaded without dropping a connection: the API
+    // keys and the TLS certificate and key.
     if (!o.api_keys.empty()) {
       const absl::Status s = server.ReloadApiKeys();
       std::fprintf(stderr, "swiftlet: SIGHUP: API keys %s%s\n", s.ok() ? "reloaded" : "kept: ",
+                   s.ok() ? "" : std::string(s.message()).c_str());
+    }
+    if (server.tls()) {
+      const absl::Status s = server.ReloadTls();
+      std::fprintf(stderr, "swiftlet: SIGHUP: TLS certificate %s%s\n", s.ok() ? "reloaded" : "kept: ",
                    s.ok() ? "" : std::string(s.message()).c_str());
     }
   }
@@ -343,6 +354,10 @@ Command AddServeCommand(CLI::App& parent) {
                   "(default: any)")
       ->delimiter(',');
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
+  cmd->add_option("--tls-cert", o->tls_cert,
+                  "Serve HTTPS (and wss) with this PEM certificate chain (needs --tls-key); "
+                  "SIGHUP reads it again");
+  cmd->add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert (unencrypted)");
   return {cmd, [o] { return RunServe(*o); }};
 }
 

@@ -17,6 +17,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -27,6 +29,8 @@
 
 #include "core/str_cat.h"
 #include "http/sse_parser.h"
+#include "http/tls_context.h"
+#include "http/tls_stream.h"
 #include "http/wire_format.h"
 
 namespace swiftlet::http {
@@ -39,13 +43,18 @@ namespace {
 
 class Call;
 
+// One connection: plain, or TLS with `tls` (its handshake is the Call's).
 struct Conn {
-  Conn(asio::io_context& ioc, std::atomic<size_t>& open, size_t max_buffer)
-      : socket(ioc), buffer(max_buffer), open_(open) {
+  Conn(asio::io_context& ioc, std::atomic<size_t>& open, size_t max_buffer,
+       const std::shared_ptr<internal::SslContext>& tls)
+      : stream(tls ? internal::NetStream(tcp::socket(ioc), tls)
+                   : internal::NetStream(tcp::socket(ioc))),
+        buffer(max_buffer),
+        open_(open) {
     open_.fetch_add(1);
   }
   ~Conn() { open_.fetch_sub(1); }
-  tcp::socket socket;
+  internal::NetStream stream;
   boost::beast::flat_buffer buffer;
 
  private:
@@ -55,9 +64,18 @@ struct Conn {
 }  // namespace
 
 struct HttpClient::Impl {
-  explicit Impl(HttpClientOptions o) : options(std::move(o)) {}
+  explicit Impl(HttpClientOptions o) : options(std::move(o)) {
+    auto context = internal::MakeClientTlsContext(options.tls);
+    if (context.ok()) {
+      tls = *std::move(context);
+    } else {
+      tls_error = context.status();
+    }
+  }
 
   const HttpClientOptions options;
+  std::shared_ptr<internal::SslContext> tls;  // Null: plain http.
+  absl::Status tls_error;                     // Set: every request fails with it.
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
@@ -92,6 +110,7 @@ class Call : public std::enable_shared_from_this<Call> {
 
   void Start() {
     const HttpClientOptions& o = impl_->options;
+    if (!impl_->tls_error.ok()) return Fail(impl_->tls_error);
     Headers headers = request_.headers;
     if (!request_.body.empty() && !headers.Has("content-type")) {
       headers.Add("Content-Type", "application/json");
@@ -141,28 +160,45 @@ class Call : public std::enable_shared_from_this<Call> {
   }
 
   void Connect() {
-    conn_ = std::make_shared<Conn>(impl_->ioc, impl_->open, impl_->options.max_header_bytes + 65536);
+    conn_ = std::make_shared<Conn>(impl_->ioc, impl_->open, impl_->options.max_header_bytes + 65536,
+                                   impl_->tls);
     ArmIdle(impl_->options.connect_timeout);
     resolver_.async_resolve(
         impl_->options.host, std::to_string(impl_->options.port),
         Guarded([](Call& c, error_code ec, tcp::resolver::results_type results) {
           if (ec) return c.Fail(NetError("resolve failed", ec));
           asio::async_connect(
-              c.conn_->socket, results,
+              c.conn_->stream.socket(), results,
               [self = c.shared_from_this(), conn = c.conn_, attempt = c.attempt_](
                   error_code ec2, const tcp::endpoint&) {
                 if (self->done_ || attempt != self->attempt_) return;
                 if (ec2) return self->Fail(NetError("connect failed", ec2));
                 error_code ignored;
-                self->conn_->socket.set_option(tcp::no_delay(true), ignored);
-                self->WriteRequest();
+                self->conn_->stream.socket().set_option(tcp::no_delay(true), ignored);
+                self->conn_->stream.is_tls() ? self->SecureConnection() : self->WriteRequest();
               });
         }));
   }
 
+  // https: the TLS handshake, under what is left of connect_timeout.
+  void SecureConnection() {
+    const TlsClientOptions& tls = impl_->options.tls;
+    internal::TlsStream& stream = conn_->stream.tls();
+    absl::Status prepared =
+        internal::PrepareClientTls(stream, tls.server_name.empty() ? impl_->options.host : tls.server_name);
+    if (!prepared.ok()) return Fail(prepared);
+    stream.async_handshake(asio::ssl::stream_base::client, Guarded([](Call& c, error_code ec) {
+                             if (ec) {
+                               return c.Fail(absl::UnavailableError(StrCat(
+                                   "TLS handshake failed: ", internal::TlsErrorText(c.conn_->stream.tls(), ec))));
+                             }
+                             c.WriteRequest();
+                           }));
+  }
+
   void WriteRequest() {
     ArmIdle(impl_->options.idle_timeout);
-    asio::async_write(conn_->socket, asio::buffer(wire_),
+    asio::async_write(conn_->stream, asio::buffer(wire_),
                       Guarded([](Call& c, error_code ec, size_t) {
                         if (ec) return c.RetryOrFail(NetError("send failed", ec));
                         c.ReadHeader();
@@ -175,8 +211,11 @@ class Call : public std::enable_shared_from_this<Call> {
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     if (request_.method == "HEAD") parser_->skip(true);
     bhttp::async_read_header(
-        conn_->socket, conn_->buffer, *parser_, Guarded([](Call& c, error_code ec, size_t) {
-          if (ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset) {
+        conn_->stream, conn_->buffer, *parser_, Guarded([](Call& c, error_code ec, size_t) {
+          // A kept-alive connection the server closed while it sat idle
+          // (over TLS, without close_notify: a truncated stream).
+          if (ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset ||
+              ec == asio::ssl::error::stream_truncated) {
             return c.RetryOrFail(NetError("connection closed before the response", ec));
           }
           if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
@@ -204,7 +243,7 @@ class Call : public std::enable_shared_from_this<Call> {
     parser_->get().body().data = body_buf_;
     parser_->get().body().size = sizeof(body_buf_);
     ArmIdle(impl_->options.idle_timeout);
-    bhttp::async_read_some(conn_->socket, conn_->buffer, *parser_,
+    bhttp::async_read_some(conn_->stream, conn_->buffer, *parser_,
                            Guarded([](Call& c, error_code ec, size_t) {
                              if (ec == bhttp::error::need_buffer) ec = {};
                              if (ec) return c.Fail(NetError("reading the body failed", ec));
@@ -259,8 +298,8 @@ class Call : public std::enable_shared_from_this<Call> {
     resolver_.cancel();
     if (conn_) {
       error_code ignored;
-      conn_->socket.shutdown(tcp::socket::shutdown_both, ignored);
-      conn_->socket.close(ignored);
+      conn_->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      conn_->stream.socket().close(ignored);
       conn_.reset();  // Pending operations hold their own reference.
     }
   }

@@ -1,4 +1,4 @@
-// Asynchronous HTTP/1.1 client for one server (host:port), built for the
+// Asynchronous HTTP/1.1 client for one server (host:port; http or https), built for the
 // load generator: many concurrent requests on one I/O thread, keep-alive
 // connection reuse, streamed responses with Server-Sent Events parsed as
 // they arrive (chunked or not), and timeouts. Boost.Beast lives behind this
@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "http/message.h"
+#include "http/tls_options.h"
 
 namespace swiftlet::http {
 
@@ -41,6 +42,12 @@ struct HttpClientOptions {
   size_t max_body_bytes = 64 << 20;         // Non-SSE bodies, kept whole.
   size_t max_event_bytes = 16 << 20;        // One SSE event.
   size_t max_idle_connections = 1024;       // Kept for reuse.
+  // https when tls.use_tls: each new connection verifies the server's
+  // certificate (chain and host name) in its handshake, which counts
+  // towards connect_timeout; a failure ends the request with Unavailable
+  // naming the reason. A CA file that does not load fails every request
+  // with its error (CheckTlsClientOptions says so up front).
+  TlsClientOptions tls;
 };
 
 struct ClientRequest {

@@ -1,7 +1,11 @@
-// The server's Beast side: the acceptor and one Connection per socket.
+// The server's Beast side: one Connection per socket (the acceptor and
+// the server's life cycle are server_listener.cc's).
 //
 // A Connection's state lives on its strand. Its states, in the order a
 // request goes through them:
+//   kTls       TLS servers only: the first byte is peeked (a plain HTTP
+//              request gets a plain 400), then the handshake; both timed
+//              by header_timeout
 //   kWaiting   no request bytes yet: a read for the first byte, timed by
 //              idle_timeout (header_timeout before the first request)
 //   kReading   header (header_timeout), then body (body_timeout)
@@ -19,7 +23,7 @@
 // Lifetime: handlers, timers and writers hold shared_ptr<Connection>, and
 // the Connection holds the ServerCore (io_context included), so asio
 // objects never outlive their io_context.
-#include "http/server.h"
+#include "http/server_core.h"
 
 #include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
 
@@ -39,6 +43,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
@@ -48,8 +53,12 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "core/status.h"
 #include "core/str_cat.h"
 #include "http/exchange.h"
+#include "http/request_reading.h"
+#include "http/tls_context.h"
+#include "http/tls_stream.h"
 #include "http/websocket_session.h"
 #include "http/wire_format.h"
 
@@ -58,83 +67,42 @@ namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
-using Strand = asio::strand<asio::io_context::executor_type>;
+using internal::Strand;
 using internal::Exchange;
+using internal::NetStream;
 using internal::Outgoing;
+using internal::SslContext;
 
-namespace {
-class Connection;
-}  // namespace
-
-namespace internal {
-
-struct ServerCore {
-  ServerCore(HttpServerOptions o, HttpHandler h) : options(std::move(o)), handler(std::move(h)) {}
-
-  ErrorBody ErrorBodyFor(int status, std::string_view message) const {
-    return options.error_body ? options.error_body(status, message) : PlainErrorBody(status, message);
-  }
-
-  const HttpServerOptions options;
-  const HttpHandler handler;
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::optional<tcp::acceptor> acceptor;      // On its own strand.
-  std::optional<asio::steady_timer> retry;    // Accept back-off, same strand.
-  std::vector<std::thread> threads;
-  std::atomic<bool> draining{false};
-
-  // Shared by every Post; exclusive once, when the server is destroyed.
-  std::shared_mutex post_mu;
-  bool posts_closed = false;
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unordered_map<uint64_t, std::weak_ptr<Connection>> open;  // Guarded by mu.
-  uint64_t next_id = 1;                                           // Guarded by mu.
-
-  size_t OpenCount() {
-    std::lock_guard lock(mu);
-    return open.size();
-  }
-  void Unregister(uint64_t id) {
-    std::lock_guard lock(mu);
-    open.erase(id);
-    cv.notify_all();
-  }
-};
-
-}  // namespace internal
 
 namespace {
 
 using internal::ServerCore;
+using internal::ServerConnection;
 
 // At Stop's deadline a WebSocket gets this long (or its close_timeout, if
 // shorter) for the close handshake; Stop waits 5 s for everything to close.
 constexpr std::chrono::milliseconds kStopCloseLimit{1'000};
 
-bool IsParseError(const error_code& ec) {
-  return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
-         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
-}
+// Every TLS connection begins with a handshake record (RFC 8446 5.1).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
 
-class Connection final : public internal::ConnectionPort,
+class Connection final : public internal::ServerConnection,
                          public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerCore> core, Strand strand, tcp::socket socket, uint64_t id)
+  Connection(std::shared_ptr<ServerCore> core, Strand strand, NetStream stream, uint64_t id)
       : core_(std::move(core)),
         id_(id),
         strand_(std::move(strand)),
-        socket_(std::move(socket)),
+        stream_(std::move(stream)),
         timer_(strand_),
         buffer_(core_->options.max_header_bytes + 8192) {}
 
-  void Start() {
+  void Start() override {
     error_code ec;
-    tcp::endpoint peer = socket_.remote_endpoint(ec);
+    tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = StrCat(peer.address().to_string(), ":", peer.port());
-    socket_.set_option(tcp::no_delay(true), ec);  // Small SSE writes must not wait for ACKs.
+    stream_.socket().set_option(tcp::no_delay(true), ec);  // Small SSE writes must not wait for ACKs.
+    if (stream_.is_tls()) return PeekForTls();
     WaitForRequest();
   }
 
@@ -202,12 +170,12 @@ class Connection final : public internal::ConnectionPort,
 
   // Server shutdown: nothing more after the current response. A WebSocket
   // goes on until Close.
-  void Drain() {
+  void Drain() override {
     draining_ = true;
     if (state_ == State::kWaiting) Close();
   }
 
-  void Close() {
+  void Close() override {
     if (state_ == State::kClosed) return;
     if (state_ == State::kWebSocket) {
       // The session closes with 1001, then reports OnWebSocketFinished.
@@ -219,8 +187,8 @@ class Connection final : public internal::ConnectionPort,
     state_ = State::kClosed;
     error_code ec;
     timer_.cancel();
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
     if (!writing_) ReleaseQueued();
     if (std::shared_ptr<Exchange> exchange = std::move(exchange_)) exchange->CloseBeforeFinish();
     if (std::shared_ptr<internal::WsSession> session = std::move(ws_session_)) {
@@ -231,7 +199,7 @@ class Connection final : public internal::ConnectionPort,
 
  private:
   enum class State {
-    kWaiting, kReading, kHandling, kAnswering, kLingering, kUpgrading, kWebSocket, kClosed
+    kTls, kWaiting, kReading, kHandling, kAnswering, kLingering, kUpgrading, kWebSocket, kClosed
   };
 
   struct Wire {
@@ -243,11 +211,48 @@ class Connection final : public internal::ConnectionPort,
 
   std::shared_ptr<Connection> self() { return shared_from_this(); }
 
+  // A TLS port: the first byte says whether a TLS client is speaking. It is
+  // only peeked, so the handshake reads it again.
+  void PeekForTls() {
+    state_ = State::kTls;
+    ArmTimer(core_->options.header_timeout);
+    read_pending_ = true;
+    stream_.socket().async_receive(asio::buffer(peeked_, 1), tcp::socket::message_peek,
+                                   [self = self()](error_code ec, size_t n) {
+                                     self->OnPeek(ec, n);
+                                   });
+  }
+
+  void OnPeek(error_code ec, size_t n) {
+    read_pending_ = false;
+    if (state_ != State::kTls) return;
+    if (ec || n == 0) return Close();
+    if (peeked_[0] != kTlsHandshakeRecord) {
+      // Plain HTTP (or noise) on the TLS port: answered in plain text, so a
+      // client that forgot https:// is told why instead of seeing a reset.
+      stream_.DropTls();
+      return Answer(400, "this port speaks HTTPS; the request was sent as plain HTTP");
+    }
+    // The handshake gets what is left of header_timeout: ArmTimer is not
+    // re-armed here, so peek and handshake together are bounded by it.
+    stream_.tls().async_handshake(asio::ssl::stream_base::server,
+                                  [self = self()](error_code ec2) { self->OnTlsHandshake(ec2); });
+  }
+
+  void OnTlsHandshake(error_code ec) {
+    if (state_ != State::kTls) return;
+    // A failed handshake (no common version or cipher, a client that does
+    // not trust us) has no channel to answer on: the client's TLS stack
+    // already has OpenSSL's alert.
+    if (ec || draining_) return Close();
+    WaitForRequest();
+  }
+
   void WaitForRequest() {
     state_ = State::kWaiting;
     if (buffer_.size() > 0) {  // Pipelined bytes are already here.
       if (read_pending_) {
-        socket_.cancel();  // OnRead sees the abort in kWaiting and starts the header.
+        stream_.socket().cancel();  // OnRead sees the abort in kWaiting and starts the header.
       } else {
         StartHeader();
       }
@@ -261,7 +266,7 @@ class Connection final : public internal::ConnectionPort,
     size_t room = buffer_.max_size() - buffer_.size();
     if (room == 0) return;  // Full of pipelined bytes: they wait for their turn.
     read_pending_ = true;
-    socket_.async_read_some(buffer_.prepare(std::min<size_t>(room, 4096)),
+    stream_.async_read_some(buffer_.prepare(std::min<size_t>(room, 4096)),
                             [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
   }
 
@@ -276,7 +281,7 @@ class Connection final : public internal::ConnectionPort,
     if (state_ == State::kLingering) {
       lingered_ += n;
       if (ec || lingered_ > core_->options.linger_bytes) return Close();
-      return ReadSome();
+      return LingerRead();
     }
     if (!ec) buffer_.commit(n);
     if (ec == asio::error::operation_aborted && state_ == State::kWaiting) return StartHeader();
@@ -288,72 +293,63 @@ class Connection final : public internal::ConnectionPort,
   void StartHeader() {
     state_ = State::kReading;
     requests_seen_ = true;
+    read_timed_out_ = false;
     // The request's first bytes are here (or were pipelined earlier).
     received_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())
                        .count();
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(
-        std::min<size_t>(core_->options.max_header_bytes, UINT32_MAX)));
-    parser_->body_limit(core_->options.max_body_bytes);
+    internal::SetRequestLimits(*parser_, limits());
     ArmTimer(core_->options.header_timeout);
-    bhttp::async_read_header(socket_, buffer_, *parser_,
+    bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = self()](error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  RequestLimits limits() const {
+    return RequestLimits{core_->options.max_header_bytes, core_->options.max_body_bytes};
   }
 
   void OnHeader(error_code ec) {
     if (state_ == State::kClosed) return;
-    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
-      return Answer(431, "request header fields too large");
+    if (ec && read_timed_out_) return AnswerTimeout(/*header=*/true);
+    if (ec) {
+      std::optional<internal::Refusal> refusal = internal::RefuseHeader(ec);
+      return refusal ? Answer(refusal->status, refusal->message) : Close();
     }
-    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
-    if (IsParseError(ec)) return Answer(400, "malformed HTTP request");
-    if (ec) return Close();
     if (draining_ || core_->draining.load()) return Answer(503, "server is shutting down");
-    if (parser_->content_length() &&
-        *parser_->content_length() > core_->options.max_body_bytes) {
-      return Answer(413, "request body too large");
+    if (auto refusal = internal::RefuseDeclaredBody(*parser_, limits())) {
+      return Answer(refusal->status, refusal->message);
     }
     if (parser_->is_done()) return Dispatch();
-    auto expect = parser_->get().find(bhttp::field::expect);
-    if (expect != parser_->get().end() && EqualsIgnoreCase(std::string_view(expect->value().data(), expect->value().size()),
-                         "100-continue")) {
+    if (internal::ExpectsContinue(*parser_)) {
       out_.push_back(Wire{nullptr, "HTTP/1.1 100 Continue\r\n\r\n", 0, false});
       StartWrite();
     }
     ArmTimer(core_->options.body_timeout);
-    bhttp::async_read(socket_, buffer_, *parser_,
+    bhttp::async_read(stream_, buffer_, *parser_,
                       [self = self()](error_code ec, size_t) { self->OnBody(ec); });
   }
 
   void OnBody(error_code ec) {
     if (state_ == State::kClosed) return;
-    if (ec == bhttp::error::body_limit) return Answer(413, "request body too large");
-    if (IsParseError(ec)) return Answer(400, "malformed HTTP request body");
-    if (ec) return Close();
+    if (ec && read_timed_out_) return AnswerTimeout(/*header=*/false);
+    if (ec) {
+      std::optional<internal::Refusal> refusal = internal::RefuseBody(ec);
+      return refusal ? Answer(refusal->status, refusal->message) : Close();
+    }
     Dispatch();
   }
 
   void Dispatch() {
     timer_.cancel();
-    bhttp::request<bhttp::string_body> message = parser_->release();
+    internal::TakenRequest taken = internal::TakeRequest(*parser_);
     parser_.reset();
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    size_t q = request.target.find('?');
-    request.path = request.target.substr(0, q);
-    if (q != std::string::npos) request.query = request.target.substr(q + 1);
-    for (const auto& field : message) {
-      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    request.version = static_cast<int>(message.version());
+    HttpRequest request = std::move(taken.request);
     request.remote_address = remote_;
     request.received_ns = received_ns_;
-    keep_alive_ = message.keep_alive();
-    head_request_ = message.method() == bhttp::verb::head;
-    version11_ = message.version() >= 11;
+    keep_alive_ = taken.keep_alive;
+    head_request_ = taken.head;
+    version11_ = request.version >= 11;
     const bool upgrade = IsWebSocketUpgrade(request);
     if (upgrade) {  // Kept for the 101, which the session writes.
       upgrade_target_ = request.target;
@@ -386,7 +382,7 @@ class Connection final : public internal::ConnectionPort,
   void HandOff() {
     if (writing_) return;
     if (read_pending_) {
-      socket_.cancel();
+      stream_.socket().cancel();
       return;
     }
     if (buffer_.size() > 0) {
@@ -397,7 +393,7 @@ class Connection final : public internal::ConnectionPort,
     }
     state_ = State::kWebSocket;
     buffer_.shrink_to_fit();  // Unused from now on; a WebSocket may live for hours.
-    ws_session_->Accept(std::move(socket_), std::move(upgrade_target_),
+    ws_session_->Accept(std::move(stream_), std::move(upgrade_target_),
                         std::move(upgrade_headers_));
   }
 
@@ -425,7 +421,7 @@ class Connection final : public internal::ConnectionPort,
     for (size_t i = 0; i < write_count_; ++i) write_buffers_.push_back(asio::buffer(out_[i].bytes));
     writing_ = true;
     if (state_ == State::kHandling) ArmTimer(core_->options.write_timeout);
-    asio::async_write(socket_, write_buffers_,
+    asio::async_write(stream_, write_buffers_,
                       [self = self()](error_code ec, size_t) { self->OnWrite(ec); });
   }
 
@@ -458,18 +454,28 @@ class Connection final : public internal::ConnectionPort,
   }
 
   // Half-close, then wait briefly for the peer to close, so it reads our
-  // last bytes instead of a reset caused by unread input.
+  // last bytes instead of a reset caused by unread input. Over TLS no
+  // close_notify is sent first: every response this server writes is
+  // delimited (Content-Length or chunked), so a client cannot mistake the
+  // end of the connection for a truncated body, and Asio offers no way to
+  // send the alert without then waiting for the peer's.
   void Linger() {
     state_ = State::kLingering;
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     buffer_.consume(buffer_.size());
     lingered_ = 0;
     ArmTimer(core_->options.linger_timeout);
     if (read_pending_) return;
+    LingerRead();
+  }
+
+  // Discarding needs no decryption: the TCP socket's bytes are read raw.
+  void LingerRead() {
     read_pending_ = true;
-    socket_.async_read_some(asio::buffer(linger_buf_),
-                            [self = self()](error_code ec, size_t n) { self->OnRead(ec, n); });
+    stream_.socket().async_read_some(asio::buffer(linger_buf_), [self = self()](error_code ec, size_t n) {
+      self->OnRead(ec, n);
+    });
   }
 
   void ArmTimer(std::chrono::milliseconds timeout) {
@@ -480,8 +486,25 @@ class Connection final : public internal::ConnectionPort,
         return;  // The WebSocket session keeps its own time.
       }
       if (self->timer_.expiry() > asio::steady_timer::clock_type::now()) return;  // Re-armed.
-      self->Close();
+      self->OnTimeout();
     });
+  }
+
+  void OnTimeout() {
+    if (state_ != State::kReading) return Close();
+    // A request began and did not arrive in time (a slow-loris header, a
+    // stalled upload): the client is told so before the connection goes.
+    // Beast's read is cancelled first; OnHeader / OnBody then answer.
+    read_timed_out_ = true;
+    error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
+  // The 408 for a request that OnTimeout cut off.
+  void AnswerTimeout(bool header) {
+    const auto limit = header ? core_->options.header_timeout : core_->options.body_timeout;
+    Answer(408, StrCat("the request ", header ? "header" : "body", " did not arrive within ",
+                       limit.count(), " ms"));
   }
 
   void ReleaseQueued() {
@@ -494,10 +517,10 @@ class Connection final : public internal::ConnectionPort,
   const std::shared_ptr<ServerCore> core_;
   const uint64_t id_;
   Strand strand_;
-  tcp::socket socket_;
+  NetStream stream_;
   asio::steady_timer timer_;
   boost::beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<internal::RequestParser> parser_;
   State state_ = State::kWaiting;
   std::shared_ptr<Exchange> exchange_;
   std::deque<Wire> out_;
@@ -512,135 +535,24 @@ class Connection final : public internal::ConnectionPort,
   bool head_request_ = false;
   bool version11_ = true;
   bool requests_seen_ = false;
+  bool read_timed_out_ = false;  // kReading ran out of time (OnTimeout).
   int64_t received_ns_ = 0;  // The current request's, see HttpRequest::received_ns.
   // A WebSocket upgrade request's target and fields, for the session's 101.
   std::string upgrade_target_;
   Headers upgrade_headers_;
   std::shared_ptr<internal::WsSession> ws_session_;  // kUpgrading, kWebSocket.
   char linger_buf_[4096];
+  unsigned char peeked_[1];
 };
-
-void Accept(const std::shared_ptr<ServerCore>& core) {
-  Strand strand = asio::make_strand(core->ioc);
-  core->acceptor->async_accept(strand, [core, strand](error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !core->acceptor->is_open()) return;
-    if (ec) {  // Out of descriptors, say: back off instead of spinning.
-      core->retry->expires_after(std::chrono::milliseconds(50));
-      core->retry->async_wait([core](error_code wait_ec) {
-        if (!wait_ec) Accept(core);
-      });
-      return;
-    }
-    if (core->OpenCount() >= core->options.max_connections) {
-      error_code ignored;
-      socket.non_blocking(true, ignored);
-      const std::string refusal =
-          SerializeErrorResponse(503, core->ErrorBodyFor(503, "too many connections"));
-      asio::write(socket, asio::buffer(refusal), ignored);
-      socket.shutdown(tcp::socket::shutdown_both, ignored);
-      socket.close(ignored);
-      return Accept(core);
-    }
-    std::shared_ptr<Connection> connection;
-    {
-      std::lock_guard lock(core->mu);
-      uint64_t id = core->next_id++;
-      connection = std::make_shared<Connection>(core, strand, std::move(socket), id);
-      core->open.emplace(id, connection);
-    }
-    asio::post(strand, [connection] { connection->Start(); });
-    Accept(core);
-  });
-}
 
 }  // namespace
 
-HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
-    : core_(std::make_shared<internal::ServerCore>(std::move(options), std::move(handler))) {}
+namespace internal {
 
-HttpServer::~HttpServer() {
-  Stop(std::chrono::milliseconds(0));
-  {
-    std::unique_lock lock(core_->post_mu);
-    core_->posts_closed = true;
-  }
-  // Run what was posted before posts closed (on closed connections these
-  // are no-ops), so no queued handler keeps a Connection, and with it the
-  // core, alive.
-  core_->ioc.restart();
-  core_->ioc.poll();
+std::shared_ptr<ServerConnection> MakeServerConnection(std::shared_ptr<ServerCore> core, Strand strand,
+                                                       NetStream stream, uint64_t id) {
+  return std::make_shared<Connection>(std::move(core), std::move(strand), std::move(stream), id);
 }
 
-absl::Status HttpServer::Start() {
-  if (started_) return absl::FailedPreconditionError("HttpServer::Start called twice");
-  started_ = true;
-  ServerCore& core = *core_;
-  error_code ec;
-  asio::ip::address address = asio::ip::make_address(core.options.host, ec);
-  if (ec) return absl::InvalidArgumentError(StrCat("bad listen address \"", core.options.host,
-                                                   "\": ", ec.message()));
-  tcp::endpoint endpoint(address, core.options.port);
-  Strand strand = asio::make_strand(core.ioc);
-  core.acceptor.emplace(strand);
-  core.retry.emplace(strand);
-  auto fail = [&](const char* what) {
-    return absl::UnavailableError(StrCat(what, " ", core.options.host, ":", core.options.port,
-                                         ": ", ec.message()));
-  };
-  if (core.acceptor->open(endpoint.protocol(), ec); ec) return fail("cannot open");
-  core.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (core.acceptor->bind(endpoint, ec); ec) return fail("cannot bind");
-  if (core.acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) {
-    return fail("cannot listen on");
-  }
-  port_ = core.acceptor->local_endpoint().port();
-  core.work.emplace(core.ioc.get_executor());
-  Accept(core_);
-  for (int i = 0; i < std::max(1, core.options.io_threads); ++i) {
-    core.threads.emplace_back([c = core_] { c->ioc.run(); });
-  }
-  return absl::OkStatus();
-}
-
-void HttpServer::Stop(std::chrono::milliseconds grace) {
-  if (stopped_) return;
-  stopped_ = true;
-  ServerCore& core = *core_;
-  if (core.threads.empty()) return;  // Never started (or failed to).
-  core.draining = true;
-  std::promise<void> acceptor_closed;
-  asio::post(core.acceptor->get_executor(), [&] {
-    error_code ec;
-    core.acceptor->close(ec);
-    core.retry->cancel();
-    acceptor_closed.set_value();
-  });
-  acceptor_closed.get_future().wait();
-
-  auto for_each_open = [&](auto fn) {
-    std::vector<std::shared_ptr<Connection>> open;
-    {
-      std::lock_guard lock(core.mu);
-      for (auto& [id, weak] : core.open) {
-        if (auto c = weak.lock()) open.push_back(std::move(c));
-      }
-    }
-    for (auto& c : open) c->Post([c, fn] { fn(*c); });
-  };
-  auto wait_closed = [&](std::chrono::milliseconds timeout) {
-    std::unique_lock lock(core.mu);
-    core.cv.wait_for(lock, timeout, [&] { return core.open.empty(); });
-  };
-  for_each_open([](Connection& c) { c.Drain(); });
-  wait_closed(grace);
-  for_each_open([](Connection& c) { c.Close(); });
-  wait_closed(std::chrono::seconds(5));
-
-  core.work.reset();
-  core.ioc.stop();
-  for (std::thread& t : core.threads) t.join();
-}
-
-size_t HttpServer::open_connections() const { return core_->OpenCount(); }
-
+}  // namespace internal
 }  // namespace swiftlet::http

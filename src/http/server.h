@@ -15,9 +15,19 @@
 // (else 431 and close); the body within body_timeout and max_body_bytes
 // (a declared Content-Length over the limit gets 413 at once, before the
 // body is read; a chunked body that grows past it, 413 when it does). A
-// timeout closes the connection. Malformed requests get 400 and close.
+// request whose header or body does not arrive in time gets 408 and the
+// connection closes; a connection that times out between requests just
+// closes. Malformed requests get 400 and close.
 // "Expect: 100-continue" is answered. Past max_connections, a new
 // connection gets a 503 and is closed.
+//
+// With options.tls enabled the server speaks only HTTPS (tls_options.h
+// says which versions and ciphers): the TLS handshake must finish within
+// header_timeout of the connection's start, and the limits and timeouts
+// above then apply to the requests inside it as they do without TLS;
+// WebSocket upgrades run over the same TLS connection (wss). A plain HTTP
+// request sent to a TLS port gets a plain-text 400 and is closed. Past
+// max_connections a TLS port closes new connections without an answer.
 //
 // While a handler runs the connection keeps reading, so a client that goes
 // away is noticed at once (writer OnClose); a client that half-closes its
@@ -41,6 +51,7 @@
 #include "absl/status/status.h"
 #include "http/message.h"
 #include "http/response_writer.h"
+#include "http/tls_options.h"
 #include "http/wire_format.h"
 
 namespace swiftlet::http {
@@ -71,6 +82,9 @@ struct HttpServerOptions {
   // 500 when a handler drops its writer); null: plain text. Called on I/O
   // threads; must not throw.
   ErrorBodyFn error_body;
+  // HTTPS when tls.enabled(): the certificate and key are loaded at Start
+  // (an error then fails Start) and again at ReloadTls.
+  TlsServerOptions tls;
 };
 
 using HttpHandler =
@@ -105,6 +119,16 @@ class HttpServer {
 
   // Open connections now (for tests and metrics). Thread-safe.
   size_t open_connections() const;
+
+  // Certificate rotation without dropping a connection: reads the
+  // certificate and key again (the files options.tls named, or those of the
+  // last ReloadTls(options)); new connections then handshake with them,
+  // while connections already open keep the session they have. On error
+  // (unreadable file, key not matching) the certificate in use stays and
+  // the error says why. FailedPrecondition when the server was started
+  // without TLS. Any thread, after Start (a SIGHUP handler's thread, say).
+  absl::Status ReloadTls();
+  absl::Status ReloadTls(const TlsServerOptions& options);
 
  private:
   std::shared_ptr<internal::ServerCore> core_;

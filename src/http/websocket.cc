@@ -44,12 +44,21 @@ bool IsSendableCloseCode(int code) {
          (code >= 3000 && code <= 4999);
 }
 
-bool IsWebSocketUpgrade(const HttpRequest& request) {
-  return request.method == "GET" && request.version >= 11 && request.headers.Has("host") &&
-         HasToken(request.headers, "upgrade", "websocket") &&
-         HasToken(request.headers, "connection", "upgrade") &&
-         IsNonceKey(Trim(request.headers.Get("sec-websocket-key").value_or(""))) &&
-         Trim(request.headers.Get("sec-websocket-version").value_or("")) == "13";
+std::string_view WebSocketUpgradeProblem(const HttpRequest& request) {
+  if (request.method != "GET") return "a WebSocket opening handshake is a GET";
+  if (request.version < 11) return "a WebSocket opening handshake needs HTTP/1.1";
+  if (!HasToken(request.headers, "upgrade", "websocket")) return "no \"Upgrade: websocket\" field";
+  if (!HasToken(request.headers, "connection", "upgrade")) return "no \"Connection: Upgrade\" field";
+  if (!request.headers.Has("host")) return "no Host field";
+  if (!IsNonceKey(Trim(request.headers.Get("sec-websocket-key").value_or("")))) {
+    return "Sec-WebSocket-Key is missing or not the base64 of 16 bytes";
+  }
+  if (Trim(request.headers.Get("sec-websocket-version").value_or("")) != "13") {
+    return "Sec-WebSocket-Version must be 13";
+  }
+  return {};
 }
+
+bool IsWebSocketUpgrade(const HttpRequest& request) { return WebSocketUpgradeProblem(request).empty(); }
 
 }  // namespace swiftlet::http

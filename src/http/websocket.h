@@ -46,6 +46,10 @@ bool IsSendableCloseCode(int code);
 // Sec-WebSocket-Key, Sec-WebSocket-Version 13). Only then may a handler
 // accept it; other requests, on the same route too, are answered normally.
 bool IsWebSocketUpgrade(const HttpRequest& request);
+// Why IsWebSocketUpgrade is false, for the refusal's message ("no
+// \"Upgrade: websocket\" field", "Sec-WebSocket-Version must be 13", ...);
+// empty when it is true. The text is static.
+std::string_view WebSocketUpgradeProblem(const HttpRequest& request);
 
 struct WebSocketOptions {
   // An incoming message larger than this (all fragments together) closes

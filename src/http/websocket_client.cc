@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include "http/tls_context.h"
 #include "http/websocket_session.h"
 
 namespace swiftlet::http {
@@ -30,7 +31,14 @@ constexpr std::chrono::milliseconds kShutdownWait{5'000};
 }  // namespace
 
 struct WebSocketClient::Impl {
-  explicit Impl(WebSocketClientOptions o) : options(std::move(o)) {}
+  explicit Impl(WebSocketClientOptions o) : options(std::move(o)) {
+    auto context = internal::MakeClientTlsContext(options.tls);
+    if (context.ok()) {
+      tls = *std::move(context);
+    } else {
+      tls_error = context.status();
+    }
+  }
 
   bool Post(std::function<void()> fn) {
     std::shared_lock lock(post_mu);
@@ -47,6 +55,8 @@ struct WebSocketClient::Impl {
   }
 
   const WebSocketClientOptions options;
+  std::shared_ptr<internal::SslContext> tls;  // Null: ws://.
+  absl::Status tls_error;                     // Set: every connection fails with it.
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
@@ -130,8 +140,11 @@ std::shared_ptr<WebSocket> WebSocketClient::Connect(std::string target, Headers 
     if (raw->stopping) {
       return session->Abort(websocket_close::kAbnormal, "client shutting down");
     }
+    if (!raw->tls_error.ok()) return session->Fail(raw->tls_error);
     raw->sessions.emplace(id, session);
-    session->Connect(raw->options.host, raw->options.port, std::move(target), std::move(headers));
+    const TlsClientOptions& tls = raw->options.tls;
+    session->Connect(raw->options.host, raw->options.port, std::move(target), std::move(headers),
+                     raw->tls, tls.server_name.empty() ? raw->options.host : tls.server_name);
   });
   if (!posted) {  // Only after the destructor began; nothing will run.
     std::lock_guard lock(impl->mu);

@@ -1,5 +1,5 @@
 // Asynchronous WebSocket client for many connections to one server
-// (host:port), built for the load generator and the tests: one I/O thread
+// (host:port; ws:// or wss://), built for the load generator and the tests: one I/O thread
 // runs every connection (hundreds at once are fine), each connection is a
 // WebSocket (http/websocket.h) with the same send buffer, limits, pings and
 // close rules as the server's. Boost.Beast lives behind this header.
@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "http/message.h"
+#include "http/tls_options.h"
 #include "http/websocket.h"
 
 namespace swiftlet::http {
@@ -32,6 +33,10 @@ struct WebSocketClientOptions {
   // keeps the connection checked; the client's own ping_interval may then
   // be long.
   WebSocketOptions socket;
+  // wss:// when tls.use_tls (the TLS handshake counts towards
+  // handshake_timeout). A CA file that does not load fails every
+  // connection with its error (CheckTlsClientOptions says so up front).
+  TlsClientOptions tls;
 };
 
 // How one client connection ended.

@@ -38,6 +38,7 @@
 #include <optional>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -57,32 +58,36 @@ namespace websocket = boost::beast::websocket;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
 
-// A TCP socket whose WebSocket teardown (found by Beast through ADL) only
-// half-closes and returns at once. Beast's own teardown for sockets waits
-// for the peer's EOF, and after a close that Beast begins inside a read (a
-// bad frame, the peer's close frame) nothing but the ping timer would bound
-// that wait, and the read would end as a timeout, hiding the close code.
-// The session drains and closes the socket itself (Session::Linger).
-class Socket : public tcp::socket {
- public:
-  using tcp::socket::basic_stream_socket;
-  Socket& operator=(tcp::socket&& other) {
-    tcp::socket::operator=(std::move(other));
-    return *this;
-  }
-};
+}  // namespace
 
+// The WebSocket teardown of a NetStream (found by Beast through ADL) only
+// half-closes the TCP socket and returns at once. Beast's own teardown for
+// sockets waits for the peer's EOF, and after a close that Beast begins
+// inside a read (a bad frame, the peer's close frame) nothing but the ping
+// timer would bound that wait, and the read would end as a timeout, hiding
+// the close code. The session drains and closes the socket itself
+// (Session::Linger). Over TLS no close_notify goes first, for the same
+// reason (Asio's TLS shutdown waits for the peer's): the close frames have
+// already ended the conversation, so nothing can be taken for truncated.
 template <class Handler>
-void async_teardown(beast::role_type, Socket& socket, Handler&& handler) {
+void async_teardown(beast::role_type, NetStream& stream, Handler&& handler) {
   error_code ignored;
-  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   // Success whatever shutdown said: the close frames are already through,
   // and Beast would report a shutdown error instead of the close code.
-  asio::post(socket.get_executor(),
+  asio::post(stream.get_executor(),
              beast::bind_front_handler(std::forward<Handler>(handler), error_code()));
 }
 
-using Stream = websocket::stream<Socket, /*deflateSupported=*/false>;
+// Beast closes the lowest layer (this) when its own timers expire.
+void beast_close_socket(NetStream& stream) {
+  error_code ignored;
+  stream.socket().close(ignored);
+}
+
+namespace {
+
+using Stream = websocket::stream<NetStream, /*deflateSupported=*/false>;
 
 // A close frame's reason is at most 123 bytes (125 minus the code).
 constexpr size_t kMaxCloseReason = 123;
@@ -143,10 +148,10 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     BeginClose(code, std::move(reason), urgent, options_.close_timeout);
   }
 
-  void Accept(tcp::socket socket, std::string target, Headers headers) override {
+  void Accept(NetStream stream, std::string target, Headers headers) override {
     if (phase_ != Phase::kNew) return;
     phase_ = Phase::kHandshake;
-    ws_.next_layer() = std::move(socket);
+    ws_.next_layer() = std::move(stream);
     Configure();
     // The fields Beast checks, each repeated one joined into a list as
     // IsWebSocketUpgrade read them.
@@ -172,9 +177,16 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     ws_.async_accept(request, Weak([](Session& s, error_code ec) { s.OnHandshake(ec); }));
   }
 
-  void Connect(std::string host, uint16_t port, std::string target, Headers headers) override {
+  void Connect(std::string host, uint16_t port, std::string target, Headers headers,
+               std::shared_ptr<SslContext> tls, std::string tls_name) override {
     if (phase_ != Phase::kNew) return;
     phase_ = Phase::kHandshake;
+    if (tls) {
+      ws_.next_layer() = NetStream(tcp::socket(ws_.get_executor()), std::move(tls));
+      if (absl::Status s = PrepareClientTls(ws_.next_layer().tls(), tls_name); !s.ok()) {
+        return Finish(MakeEnd(websocket_close::kAbnormal, std::string(s.message()), s));
+      }
+    }
     ArmDeadline(options_.handshake_timeout);
     resolver_.emplace(ws_.get_executor());
     resolver_->async_resolve(
@@ -186,14 +198,15 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
           // Spelled out rather than Weak(): async_connect picks its overload
           // by the handler's exact signature.
           asio::async_connect(
-              s.ws_.next_layer(), results,
+              s.ws_.next_layer().socket(), results,
               [weak = s.weak_from_this(), host = std::move(host), port,
                target = std::move(target),
                headers = std::move(headers)](error_code ec2, const tcp::endpoint&) mutable {
                 std::shared_ptr<Session> s2 = weak.lock();
                 if (!s2 || s2->ended()) return;
                 if (ec2) return s2->FailHandshake("connect failed", ec2);
-                s2->Handshake(StrCat(host, ":", port), target, std::move(headers));
+                s2->SecureThenHandshake(StrCat(host, ":", port), std::move(target),
+                                        std::move(headers));
               });
         }));
   }
@@ -202,6 +215,11 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     if (phase_ != Phase::kNew) return;
     Finish(MakeEnd(code, std::move(reason),
                    absl::UnavailableError("connection closed before the upgrade")));
+  }
+
+  void Fail(absl::Status error) override {
+    if (phase_ != Phase::kNew) return;
+    Finish(MakeEnd(websocket_close::kAbnormal, std::string(error.message()), error));
   }
 
   void GoAway(std::string reason, std::chrono::milliseconds limit) override {
@@ -223,7 +241,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
 
   void Configure() {
     error_code ignored;
-    ws_.next_layer().set_option(tcp::no_delay(true), ignored);  // Small messages must not wait.
+    ws_.next_layer().socket().set_option(tcp::no_delay(true), ignored);  // Small messages must not wait.
     ws_.read_message_max(std::max<size_t>(1, options_.max_message_bytes));
     ws_.auto_fragment(false);
     SetBeastTimeout(options_.handshake_timeout);
@@ -248,6 +266,23 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     timeout.idle_timeout = 2 * std::max(options_.ping_interval, std::chrono::milliseconds(1));
     timeout.keep_alive_pings = true;
     ws_.set_option(timeout);
+  }
+
+  // Client, connected: the TLS handshake first when this is wss.
+  void SecureThenHandshake(std::string host, std::string target, Headers headers) {
+    if (!ws_.next_layer().is_tls()) return Handshake(host, target, std::move(headers));
+    ws_.next_layer().tls().async_handshake(
+        asio::ssl::stream_base::client,
+        Weak([host = std::move(host), target = std::move(target), headers = std::move(headers)](
+                 Session& s, error_code ec) mutable {
+          if (s.ended()) return;
+          if (ec) {
+            return s.FailHandshake(
+                StrCat("TLS handshake failed: ", TlsErrorText(s.ws_.next_layer().tls(), ec)).c_str(), ec,
+                /*with_code=*/false);
+          }
+          s.Handshake(host, target, std::move(headers));
+        }));
   }
 
   void Handshake(const std::string& host, const std::string& target, Headers headers) {
@@ -299,9 +334,10 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     Pump();
   }
 
-  void FailHandshake(const char* what, error_code ec) {
+  // `with_code`: `what` is followed by the error's message.
+  void FailHandshake(const char* what, error_code ec, bool with_code = true) {
     WsEnd end;
-    end.reason = StrCat(what, ": ", ec.message());
+    end.reason = with_code ? StrCat(what, ": ", ec.message()) : std::string(what);
     if (timed_out_) {
       end.reason = "handshake timed out";
       end.status = absl::DeadlineExceededError(end.reason);
@@ -467,7 +503,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   void Drop() {
     error_code ignored;
     if (resolver_) resolver_->cancel();
-    beast::get_lowest_layer(ws_).close(ignored);
+    ws_.next_layer().socket().close(ignored);
   }
 
   // Arms (or moves earlier) our deadline: at it the connection is dropped.
@@ -526,7 +562,7 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
   // FIN may already have been seen by Beast's last read, and asio does not
   // retry a socket whose last read drained it until a new event arrives.
   void Linger() {
-    Socket& socket = beast::get_lowest_layer(ws_);
+    tcp::socket& socket = ws_.next_layer().socket();
     if (!socket.is_open()) return Done();
     ArmDeadline(options_.close_timeout);  // Keeps an earlier deadline.
     error_code ec;

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "http/message.h"
+#include "http/tls_stream.h"
 #include "http/websocket.h"
 #include "http/websocket_handle.h"
 
@@ -48,17 +49,23 @@ struct WsEvents {
 
 class WsSession : public WsPort {
  public:
-  // Server: takes over `socket`, whose upgrade request was already read (its
-  // `target` and `headers`), and answers it with 101.
-  virtual void Accept(boost::asio::ip::tcp::socket socket, std::string target,
-                      Headers headers) = 0;
+  // Server: takes over `stream` (plain or TLS, its handshake done), whose
+  // upgrade request was already read (its `target` and `headers`), and
+  // answers it with 101.
+  virtual void Accept(NetStream stream, std::string target, Headers headers) = 0;
   // Client: resolves, connects and sends the upgrade request for `target`
   // with the application's `headers` (the handshake's own fields are set
-  // by the session and win).
-  virtual void Connect(std::string host, uint16_t port, std::string target, Headers headers) = 0;
+  // by the session and win). With `tls` (null: plain ws) the connection is
+  // wss: the server's certificate must verify and name `tls_name`; the
+  // TLS handshake counts towards handshake_timeout.
+  virtual void Connect(std::string host, uint16_t port, std::string target, Headers headers,
+                       std::shared_ptr<SslContext> tls, std::string tls_name) = 0;
   // Ends a session that was never started (its connection went first):
   // on_close gets `code` and `reason`.
   virtual void Abort(int code, std::string reason) = 0;
+  // Ends a session that was never started because of `error` (a client's
+  // TLS set-up that did not load): on_close gets 1006 and it.
+  virtual void Fail(absl::Status error) = 0;
   // Shutdown of the owner: close with 1001 now, dropping queued messages;
   // the TCP connection goes after at most `limit` (or close_timeout).
   virtual void GoAway(std::string reason, std::chrono::milliseconds limit) = 0;

@@ -52,6 +52,7 @@ class ChatTransport final : public CommentTransport {
     http::HttpClientOptions c;
     c.host = o.host;
     c.port = o.port;
+    c.tls = o.tls;
     c.request_timeout = std::chrono::milliseconds(o.drain_timeout_ns / kNsPerMs);
     client_ = std::make_unique<http::HttpClient>(c);
   }
@@ -95,6 +96,7 @@ class TranslateTransport final : public CommentTransport {
     http::HttpClientOptions c;
     c.host = o.host;
     c.port = o.port;
+    c.tls = o.tls;
     c.request_timeout = std::chrono::milliseconds(o.drain_timeout_ns / kNsPerMs);
     client_ = std::make_unique<http::HttpClient>(c);
   }

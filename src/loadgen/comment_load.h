@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "http/tls_options.h"
 #include "loadgen/load_stats.h"
 
 namespace swiftlet::loadgen {
@@ -47,6 +48,7 @@ struct CommentLoadOptions {
   int64_t drain_timeout_ns = 60 * kNsPerSecond;
   uint64_t seed = 1;
   std::string api_key;  // Sent as a Bearer token; empty: none.
+  http::TlsClientOptions tls;           // https / wss when tls.use_tls.
 };
 
 absl::Status ValidateCommentLoad(const CommentLoadOptions& o);

@@ -21,6 +21,7 @@ class WebSocketTransport final : public CommentTransport {
     http::WebSocketClientOptions c;
     c.host = o.host;
     c.port = o.port;
+    c.tls = o.tls;
     // Pings both ways: a server that vanishes is noticed.
     c.socket.max_message_bytes = 1 << 20;
     client_ = std::make_unique<http::WebSocketClient>(c);

@@ -26,19 +26,20 @@ namespace swiftlet::loadgen {
 namespace {
 
 struct ParsedUrl {
+  bool tls = false;  // https://
   std::string host;
   uint16_t port = 80;
   std::string prefix;  // Path before /v1/..., without a trailing slash.
 };
 
-// http://HOST[:PORT][/PREFIX]; a trailing /v1 (an OpenAI base URL) is
+// http[s]://HOST[:PORT][/PREFIX]; a trailing /v1 (an OpenAI base URL) is
 // dropped, since the workloads name /v1/... themselves.
 absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
-  if (url.starts_with("https://")) {
-    return absl::InvalidArgumentError("https is not supported: give the server's plain http:// address");
+  const bool tls = url.starts_with("https://");
+  if (!tls && !url.starts_with("http://")) {
+    return absl::InvalidArgumentError("expected http[s]://HOST[:PORT][/PATH]");
   }
-  if (!url.starts_with("http://")) return absl::InvalidArgumentError("expected http://HOST[:PORT][/PATH]");
-  std::string_view rest = url.substr(7);
+  std::string_view rest = url.substr(tls ? 8 : 7);
   const size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string prefix = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
@@ -48,6 +49,8 @@ absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
     return absl::InvalidArgumentError("the URL path may not hold a query, fragment or space");
   }
   ParsedUrl out;
+  out.tls = tls;
+  out.port = tls ? 443 : 80;
   out.prefix = prefix;
   const size_t colon = authority.rfind(':');
   if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
@@ -63,6 +66,22 @@ absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
   if (authority.empty()) return absl::InvalidArgumentError("the URL names no host");
   out.host = std::string(authority);
   return out;
+}
+
+// The clients' TLS for `url`: https verifies the server against --ca (or
+// the system's authorities).
+absl::StatusOr<http::TlsClientOptions> ClientTls(const ParsedUrl& url, const SweepOptions& o) {
+  http::TlsClientOptions tls;
+  if (!url.tls) {
+    if (!o.ca_file.empty()) return absl::InvalidArgumentError("--ca: only with an https:// --url");
+    return tls;
+  }
+  tls.use_tls = true;
+  tls.ca_file = o.ca_file;
+  if (absl::Status s = http::CheckTlsClientOptions(tls); !s.ok()) {
+    return absl::InvalidArgumentError(StrCat("--ca: ", s.message()));
+  }
+  return tls;
 }
 
 // GET /v1/models and the first id.
@@ -143,9 +162,11 @@ absl::Status RunCommentSweep(const SweepOptions& o, const ParsedUrl& url) {
     if (!d.ok() || *d <= 0) return absl::InvalidArgumentError("--duration: expected a positive duration such as 30s");
     duration_ns = *d;
   }
+  SWIFTLET_ASSIGN_OR_RETURN(http::TlsClientOptions tls, ClientTls(url, o));
   CommentLoadOptions base;
   base.host = url.host;
   base.port = url.port;
+  base.tls = tls;
   base.prefix = url.prefix;
   base.transport = o.transport;
   base.languages = DefaultLanguages(o.languages);
@@ -164,6 +185,7 @@ absl::Status RunCommentSweep(const SweepOptions& o, const ParsedUrl& url) {
   http::HttpClientOptions client_options;
   client_options.host = url.host;
   client_options.port = url.port;
+  client_options.tls = tls;
   http::HttpClient client(client_options);
   std::string model = o.model;
   if (model.empty()) {
@@ -260,9 +282,12 @@ absl::Status RunSweep(const SweepOptions& o) {
     return absl::InvalidArgumentError("--streams: only the live-comments workload has streams");
   }
 
+  auto tls = ClientTls(*url, o);
+  if (!tls.ok()) return tls.status();
   http::HttpClientOptions client_options;
   client_options.host = url->host;
   client_options.port = url->port;
+  client_options.tls = *tls;
   client_options.idle_timeout = std::chrono::milliseconds(*timeout / kNsPerMs);
   client_options.request_timeout = std::chrono::milliseconds(*timeout / kNsPerMs);
   http::HttpClient client(client_options);

@@ -15,7 +15,8 @@ namespace swiftlet::loadgen {
 // The flags of `swiftlet bench`, as given: strings are parsed here so every
 // error names its flag.
 struct SweepOptions {
-  std::string url;
+  std::string url;                    // http:// or https://
+  std::string ca_file;                // https: the CA to trust; empty: the system's.
   std::string model;                  // Empty: the server's first /v1/models entry.
   std::vector<double> rates;          // Open loop, a sweep when several.
   std::vector<int64_t> concurrencies; // Closed loop, a sweep when several.

@@ -25,6 +25,18 @@ absl::Status CheckTranslateCacheSpec(const std::string& spec) {
       StrCat("--translate-cache: \"", spec, "\" is not memory, off or redis://HOST:PORT"));
 }
 
+absl::Status CheckTlsFiles(const std::string& cert_file, const std::string& key_file) {
+  if (cert_file.empty() && key_file.empty()) return absl::OkStatus();
+  if (cert_file.empty()) return absl::InvalidArgumentError("--tls-key needs --tls-cert");
+  if (key_file.empty()) return absl::InvalidArgumentError("--tls-cert needs --tls-key");
+  http::TlsServerOptions tls;
+  tls.cert_file = cert_file;
+  tls.key_file = key_file;
+  absl::Status s = http::CheckTlsServerOptions(tls);
+  if (!s.ok()) return absl::InvalidArgumentError(StrCat("--tls-cert/--tls-key: ", s.message()));
+  return absl::OkStatus();
+}
+
 namespace {
 
 absl::StatusOr<std::shared_ptr<translate::TranslationCache>> MakeTranslateCache(const ApiServerOptions& o) {
@@ -48,6 +60,7 @@ struct ApiServer::Parts {
   RequestLog log;
   std::unique_ptr<OpenAiService> service;
   std::unique_ptr<http::HttpServer> http;
+  std::string tls_cert_file;  // Empty: plain http.
 };
 
 ApiServer::ApiServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -70,7 +83,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
     SWIFTLET_ASSIGN_OR_RETURN(audit, AuditLog::Open(ao));
   }
   auto parts = std::unique_ptr<Parts>(
-      new Parts{o.api_keys_path, std::move(audit), RequestLog(stderr, o.log_content), nullptr, nullptr});
+      new Parts{o.api_keys_path, std::move(audit), RequestLog(stderr, o.log_content), nullptr, nullptr,
+                o.tls_cert_file});
   ServiceConfig sc;
   SWIFTLET_ASSIGN_OR_RETURN(sc.translate_cache, MakeTranslateCache(o));
   if (!o.api_keys_path.empty()) {
@@ -95,6 +109,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   ho.body_timeout = o.body_timeout;
   ho.idle_timeout = o.idle_timeout;
   ho.error_body = TransportErrorBody;
+  ho.tls.cert_file = o.tls_cert_file;
+  ho.tls.key_file = o.tls_key_file;
   OpenAiService* service = parts->service.get();
   parts->http = std::make_unique<http::HttpServer>(
       ho, [service](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
@@ -115,6 +131,8 @@ absl::Status ApiServer::ReloadApiKeys() {
   SWIFTLET_ASSIGN_OR_RETURN(auto table, ApiKeyTable::Load(parts_->api_keys_path));
   return parts_->service->ReloadApiKeys(std::move(table));
 }
+bool ApiServer::tls() const { return !parts_->tls_cert_file.empty(); }
+absl::Status ApiServer::ReloadTls() { return parts_->http->ReloadTls(); }
 void ApiServer::Stop(std::chrono::milliseconds linger) { parts_->http->Stop(linger); }
 
 }  // namespace swiftlet::server

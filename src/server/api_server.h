@@ -4,7 +4,7 @@
 // and the API codec stay behind this header.
 //
 // Thread-safety: Start, BeginDrain and Stop from one thread (the CLI's);
-// in_flight and port from any.
+// in_flight, port, tls and ReloadTls from any.
 #pragma once
 
 #include <chrono>
@@ -51,11 +51,20 @@ struct ApiServerOptions {
   std::string audit_log_path;
   uint64_t audit_log_max_bytes = uint64_t{100} << 20;
   int audit_log_keep = 5;
+  // HTTPS (and wss) when set: PEM files of the certificate chain and its
+  // key, read at Start and at each ReloadTls.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache
 // value above (so serve can refuse it before the model loads).
 absl::Status CheckTranslateCacheSpec(const std::string& spec);
+
+// InvalidArgument naming --tls-cert or --tls-key when only one is given or
+// the files do not make a usable certificate and key (so serve can refuse
+// them before the model loads). OK when neither is given.
+absl::Status CheckTlsFiles(const std::string& cert_file, const std::string& key_file);
 
 class ApiServer {
  public:
@@ -77,6 +86,12 @@ class ApiServer {
   // Reads the API key file again and swaps the table in (SIGHUP); requests
   // in flight keep their key. On error the old table stays.
   absl::Status ReloadApiKeys();
+  // True when serving https.
+  bool tls() const;
+  // Reads the TLS certificate and key files again (for SIGHUP): new
+  // connections use them, open ones keep theirs. On error the certificate
+  // in use stays. FailedPrecondition when not serving https. Any thread.
+  absl::Status ReloadTls();
   // Closes every connection (what is still running is cancelled through
   // its closed connection), waiting up to `linger` for writes to finish.
   void Stop(std::chrono::milliseconds linger);

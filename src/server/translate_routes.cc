@@ -103,12 +103,13 @@ struct StreamConnection {
 void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/v1/translate/stream";
-  if (!http::IsWebSocketUpgrade(request)) {
+  if (const std::string_view problem = http::WebSocketUpgradeProblem(request); !problem.empty()) {
+    // RFC 6455 4.4: a 426 names the version this server speaks.
     return void(Fail(request, route, writer,
-                     api::WithHttpStatus(absl::InvalidArgumentError(
-                                             "/v1/translate/stream is a WebSocket: send an Upgrade: websocket request"),
+                     api::WithHttpStatus(absl::InvalidArgumentError(StrCat(
+                                             "/v1/translate/stream is a WebSocket: ", problem)),
                                          426),
-                     start, http::Headers{{"Upgrade", "websocket"}}));
+                     start, http::Headers{{"Upgrade", "websocket"}, {"Sec-WebSocket-Version", "13"}}));
   }
   if (const std::optional<std::string_view> origin = request.headers.Get("Origin");
       origin.has_value() && !config_.stream_origins.empty() &&

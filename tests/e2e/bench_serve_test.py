@@ -122,9 +122,14 @@ class Bench(unittest.TestCase):
                                timeout=60)
             self.assertNotEqual(p.returncode, 0, flags)
             self.assertIn(needle, p.stderr, flags)
-        p = subprocess.run([SWIFTLET, "bench", "--url", "https://x", "--rate", "1", "--requests", "1"],
-                           capture_output=True, text=True, timeout=60)
-        self.assertIn("https is not supported", p.stderr)
+        p = subprocess.run([SWIFTLET, "bench", "--url", self.url, "--ca", "ca.pem", "--rate", "1",
+                            "--requests", "1"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--ca: only with an https:// --url", p.stderr)
+        p = subprocess.run([SWIFTLET, "bench", "--url", "https://127.0.0.1:1", "--ca", "/nonexistent/ca.pem",
+                            "--rate", "1", "--requests", "1"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--ca: CA file /nonexistent/ca.pem", p.stderr)
         p = subprocess.run([SWIFTLET, "bench", "--url", "http://127.0.0.1:1", "--rate", "1", "--requests", "1"],
                            capture_output=True, text=True, timeout=60)
         self.assertNotEqual(p.returncode, 0)

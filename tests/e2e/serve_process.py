@@ -33,10 +33,10 @@ class Server:
             stdout=subprocess.PIPE, stderr=self._log, text=True)
         line = self.process.stdout.readline()
         self.url = line.strip().split(" on ")[-1]
-        if not self.url.startswith("http://"):
+        if not self.url.startswith(("http://", "https://")):
             self.stop()
             raise AssertionError(f"serve did not start: {line!r}\n{self.log()}")
-        self.host, port = self.url[len("http://"):].rsplit(":", 1)
+        self.host, port = self.url.split("://", 1)[1].rsplit(":", 1)
         self.port = int(port)
 
     def log(self):

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "http/websocket.h"
@@ -171,6 +172,23 @@ TEST(WebSocketUpgradeTest, RejectsEverythingElse) {
   }));
   EXPECT_FALSE(with([](HttpRequest& r) { r.headers.Set("Sec-WebSocket-Version", "8"); }));
   EXPECT_FALSE(with([](HttpRequest& r) { r.headers.Remove("sec-websocket-version"); }));
+}
+
+TEST(WebSocketUpgradeTest, ProblemNamesWhatIsWrong) {
+  auto problem = [](auto change) {
+    HttpRequest r = Upgrade();
+    change(r);
+    return std::string(WebSocketUpgradeProblem(r));
+  };
+  EXPECT_EQ(problem([](HttpRequest&) {}), "");
+  EXPECT_THAT(problem([](HttpRequest& r) { r.method = "POST"; }), ::testing::HasSubstr("GET"));
+  EXPECT_THAT(problem([](HttpRequest& r) { r.headers.Remove("upgrade"); }), ::testing::HasSubstr("Upgrade"));
+  EXPECT_THAT(problem([](HttpRequest& r) { r.headers.Set("Connection", "close"); }),
+              ::testing::HasSubstr("Connection"));
+  EXPECT_THAT(problem([](HttpRequest& r) { r.headers.Remove("sec-websocket-key"); }),
+              ::testing::HasSubstr("Sec-WebSocket-Key"));
+  EXPECT_THAT(problem([](HttpRequest& r) { r.headers.Set("Sec-WebSocket-Version", "8"); }),
+              ::testing::HasSubstr("Sec-WebSocket-Version must be 13"));
 }
 
 TEST(WebSocketCloseCodeTest, SendableCodes) {
