@@ -31,6 +31,8 @@ Command AddQuantizeCommand(CLI::App& app);
 // `bench` (the HTTP load generator); `bench engine` under it.
 Command AddBenchCommand(CLI::App& app);
 Command AddBenchEngineCommand(CLI::App& bench);
+Command AddGatewayCommand(CLI::App& app);
+Command AddProbeCommand(CLI::App& app);
 // Under `tools`.
 Command AddMakeModelCommand(CLI::App& tools);
 Command AddLogitsCommand(CLI::App& tools);

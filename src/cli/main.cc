@@ -30,6 +30,8 @@ int Main(int argc, char** argv) {
   commands.push_back(AddBenchEngineCommand(*bench.app));
   commands.push_back(bench);
   commands.push_back(AddServeCommand(app));
+  commands.push_back(AddGatewayCommand(app));
+  commands.push_back(AddProbeCommand(app));
 
   // CLI11 would only say "a subcommand is required"; name the mistake.
   std::string names;
