@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "core/byte_size.h"
+#include "core/clock.h"
 #include "core/duration.h"
 #include "core/str_cat.h"
 #include "gateway/gateway.h"

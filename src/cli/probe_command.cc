@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "core/clock.h"
 #include "core/duration.h"
 #include "core/str_cat.h"
 #include "probe/probe_report.h"
