@@ -33,6 +33,7 @@
 #include "engine/pooling.h"
 #include "http/server.h"
 #include "server/openai_mapping.h"
+#include "server/probe_download.h"
 #include "server/request_log.h"
 #include "server/router.h"
 #include "server/server_metrics.h"
@@ -135,6 +136,8 @@ class OpenAiService {
   translate::TranslateMetrics translate_metrics_;
   std::unique_ptr<translate::TranslationService> translation_;
   std::unique_ptr<translate::StreamHub> streams_;
+  // GET /probe/download (swiftlet probe --download-mb).
+  ProbeDownloads probe_downloads_;
   std::function<size_t()> connections_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};
