@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/clock.h"
-#include "gateway/site.h"
+#include "gateway/site_client_options.h"
 #include "gateway/site_health.h"
 
 namespace swiftlet::gateway {

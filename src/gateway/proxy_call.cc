@@ -13,11 +13,6 @@
 namespace swiftlet::gateway {
 namespace {
 
-bool IsEventStream(const http::Headers& headers) {
-  std::string_view type = headers.Get("content-type").value_or("");
-  return type.size() >= 17 && http::EqualsIgnoreCase(type.substr(0, 17), "text/event-stream");
-}
-
 bool Retryable(int status) { return status == 429 || (status >= 500 && status <= 599); }
 
 class ProxyCall : public std::enable_shared_from_this<ProxyCall> {

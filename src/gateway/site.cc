@@ -87,7 +87,9 @@ std::shared_ptr<http::WebSocket> Site::ConnectWebSocket(std::string target, http
     http::WebSocketClientOptions o;
     o.host = spec_.host;
     o.port = spec_.port;
-    o.socket = options_.websocket;
+    o.socket.max_message_bytes = options_.websocket_max_message_bytes;
+    o.socket.ping_interval = options_.websocket_ping_interval;
+    o.socket.handshake_timeout = options_.connect_timeout;
     websockets_ = std::make_unique<http::WebSocketClient>(o);
   }
   return websockets_->Connect(std::move(target), std::move(headers), std::move(handlers));

@@ -24,6 +24,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "gateway/latency_histogram.h"
+#include "gateway/site_client_options.h"
 #include "gateway/site_config.h"
 #include "gateway/site_health.h"
 #include "http/client.h"
@@ -31,21 +32,6 @@
 #include "http/websocket_client.h"
 
 namespace swiftlet::gateway {
-
-struct SiteClientOptions {
-  std::chrono::milliseconds connect_timeout{2'000};
-  // Longest silence from a site while a proxied request waits on it (for
-  // the first token too, so generous).
-  std::chrono::milliseconds upstream_idle_timeout{120'000};
-  // A proxied request as a whole, stream included; 0: none.
-  std::chrono::milliseconds upstream_request_timeout{0};
-  std::chrono::milliseconds poll_timeout{500};
-  size_t max_header_bytes = 64 << 10;
-  size_t max_response_bytes = 16 << 20;  // A whole (non-SSE) response.
-  size_t max_event_bytes = 1 << 20;      // One SSE event.
-  size_t max_idle_connections = 256;     // Kept open per site for reuse.
-  http::WebSocketOptions websocket;      // Towards the site.
-};
 
 // How a proxied attempt ended, for the counters.
 enum class ResponseClass { k2xx, k3xx, k4xx, k429, k5xx, kError };

@@ -4,9 +4,12 @@
 // A site's score is its expected time to first token in milliseconds
 // (gateway/site_health.h: RTT + published wait + in-flight penalty). The
 // lowest wins, except that sites within `tolerance` (10%) of the best are
-// treated as equals: of those, two are drawn at random and the lower score
-// of the two wins (power of two choices), so near-equal sites share the
-// load instead of the first one taking everything until its next poll.
+// treated as equals: of those, two distinct ones are drawn at random and
+// the lower score of the two wins (power of two choices). Scores carry the
+// in-flight penalty, which moves with every request sent, so near-equal
+// sites take turns as each fills up, rather than the best taking
+// everything until its next poll; the worst of three or more near-equals
+// never wins a draw.
 #pragma once
 
 #include <cstddef>
