@@ -27,7 +27,8 @@ absl::StatusOr<ResponseHead> ParseResponseHead(std::string_view head) {
   }
   int code = 0;
   auto [end, ec] = std::from_chars(status_line.data() + 9, status_line.data() + 12, code);
-  if (ec != std::errc() || end != status_line.data() + 12 || code < 100 || code > 599) {
+  if (ec != std::errc() || end != status_line.data() + 12 || code < 100 || code > 599 ||
+      (status_line.size() > 12 && status_line[12] != ' ')) {
     return absl::InvalidArgumentError("bad status code");
   }
   out.status = code;

@@ -47,6 +47,14 @@ void FakeSite::Release() {
   cv_.notify_all();
 }
 
+void FakeSite::DropHeld() {
+  std::vector<std::shared_ptr<http::ResponseWriter>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.swap(held_);
+  }
+}
+
 int FakeSite::client_left() {
   std::lock_guard<std::mutex> lock(mu_);
   return client_left_;
@@ -156,10 +164,15 @@ void FakeSite::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseW
         });
       }
       return;
-    case Mode::kStreamBreak:
+    case Mode::kStreamBreak: {
       writer->StartStream(200, sse);
       writer->WriteEvent(StrCat(name_, ":one"));
-      return;  // Released unfinished: the server closes the connection.
+      // Held until the test has the first event (dropping it at once could
+      // close the connection before the event is out).
+      std::lock_guard<std::mutex> lock(mu_);
+      held_.push_back(writer);
+      return;
+    }
     case Mode::kHeadersThenDrop:
       writer->StartStream(200, sse);
       return;

@@ -24,7 +24,7 @@ class FakeSite {
     kError500,         // 500
     kBusy429,          // 429 with retry-after-ms
     kStream,           // SSE: "one", "two", [DONE]; "two" waits for Release()
-    kStreamBreak,      // SSE: "one", then the connection drops
+    kStreamBreak,      // SSE: "one", then the connection drops at DropHeld()
     kHeadersThenDrop,  // SSE headers, then the connection drops
     kHang,             // SSE: "one", then nothing until the client leaves
   };
@@ -45,6 +45,9 @@ class FakeSite {
   int requests(const std::string& path);
   // Unblocks the kStream handler's second event.
   void Release();
+  // Drops the held kStreamBreak / kHang writers unfinished: their
+  // connections close.
+  void DropHeld();
   // Times a kHang stream saw its client leave.
   int client_left();
   // WebSocket: texts received, and the close code the site saw.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gateway/affinity.h"
 #include "gateway/health_poller.h"
 
 namespace swiftlet::gateway {

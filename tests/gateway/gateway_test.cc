@@ -200,11 +200,22 @@ TEST_F(GatewayTest, AStreamThatBreaksAfterTheFirstByteEndsWithAnErrorEvent) {
   b_.set_mode(FakeSite::Mode::kStreamBreak);
   a_.set_wait_ms(50);
   StartGateway({&a_, &b_});
-  Fetched f = Fetch(*client_, Post("/v1/completions"));
-  EXPECT_TRUE(f.status.ok()) << f.status;  // Ended properly, not cut.
-  ASSERT_EQ(f.events.size(), 2u);
-  EXPECT_EQ(f.events[0], "b:one");
-  auto error = nlohmann::json::parse(f.events[1]);
+  auto events = std::make_shared<std::vector<std::string>>();
+  auto done = std::make_shared<std::promise<absl::Status>>();
+  http::ClientCallbacks cb;
+  FakeSite* b = &b_;
+  cb.on_event = [events, b](std::string_view data) {
+    events->emplace_back(data);
+    if (events->size() == 1) b->DropHeld();  // The site dies mid-stream.
+  };
+  cb.on_done = [done](absl::Status s, http::ClientResponse) { done->set_value(s); };
+  client_->Send(Post("/v1/completions"), std::move(cb));
+  auto future = done->get_future();
+  ASSERT_EQ(future.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(future.get().ok());  // Ended properly, not cut.
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0], "b:one");
+  auto error = nlohmann::json::parse((*events)[1]);
   EXPECT_EQ(error["error"]["code"], "upstream_lost");
   EXPECT_EQ(a_.requests("/v1/completions"), 0);  // Bytes were out: no failover.
   const std::string metrics = Fetch(*client_, http::testing::Get("/metrics")).response.body;
