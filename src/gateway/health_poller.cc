@@ -85,49 +85,52 @@ void HealthPoller::Run() {
 
 void HealthPoller::PollSite(const std::shared_ptr<Site>& site) {
   if (!site->TryStartPoll()) return;  // The last one is still out (it ends within the poll timeout).
-  const Clock& clock = table_.clock();
-  const int64_t sent = clock.NowNs();
   // The callbacks hold the site by plain pointer: they run on the site's
   // own poll client, which the site destroys (running what is pending)
   // before it goes, so the pointer outlives them. A counted reference
   // would keep a retired site alive, and could be the last one, released
   // on the very thread its destruction must join.
-  Site* s = site.get();
+  SendReady(site.get(), /*follow_up=*/false);
+}
+
+void HealthPoller::EndPoll(Site* s) {
+  s->EndPoll();
+  RoundDone();
+}
+
+void HealthPoller::SendReady(Site* s, bool follow_up) {
+  const Clock& clock = table_.clock();
+  const int64_t sent = clock.NowNs();
   http::ClientCallbacks ready;
-  ready.on_done = [this, s, sent, &clock](absl::Status status, http::ClientResponse response) {
+  ready.on_done = [this, s, sent, follow_up, &clock](absl::Status status, http::ClientResponse response) {
     const int64_t now = clock.NowNs();
+    const bool fresh = !response.reused_connection;
     if (!status.ok()) {
       s->PollFailed(now, StrCat("/ready: ", status.message()));
     } else if (response.status == 200) {
-      s->PollReady(now, now - sent);
+      s->PollReady(now, now - sent, fresh);
     } else if (response.status == 503) {
-      s->PollDraining(now, now - sent);
+      s->PollDraining(now, now - sent, fresh);
     } else {
       s->PollFailed(now, StrCat("/ready answered ", response.status));
     }
-    if (!status.ok() || response.status != 200) {
-      s->EndPoll();
-      RoundDone();
-      return;
-    }
+    if (!status.ok() || (response.status != 200 && response.status != 503)) return EndPoll(s);
+    // A poll that opened its connection timed the connect too (and a cold
+    // path behind it): ask again at once on the kept connection, so the
+    // RTT the choice uses is the link's from the first round on.
+    if (fresh && !follow_up) return SendReady(s, /*follow_up=*/true);
+    if (response.status != 200) return EndPoll(s);
     http::ClientCallbacks load;
     load.on_done = [this, s](absl::Status st, http::ClientResponse r) {
       // A site without /load (not a swiftlet) just publishes no wait.
       if (st.ok() && r.status == 200) {
         if (auto parsed = ParseLoad(r.body); parsed.ok()) s->SetPublishedWait(parsed->wait_ms, parsed->draining);
       }
-      s->EndPoll();
-      RoundDone();
+      EndPoll(s);
     };
-    if (!s->SendPoll(Get("/load"), std::move(load))) {
-      s->EndPoll();
-      RoundDone();
-    }
+    if (!s->SendPoll(Get("/load"), std::move(load))) EndPoll(s);
   };
-  if (!s->SendPoll(Get("/ready"), std::move(ready))) {
-    s->EndPoll();
-    RoundDone();
-  }
+  if (!s->SendPoll(Get("/ready"), std::move(ready))) EndPoll(s);
 }
 
 }  // namespace swiftlet::gateway

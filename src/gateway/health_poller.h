@@ -2,7 +2,9 @@
 // answers to the site (gateway/site_health.h): /ready's round trip is the
 // RTT sample, 200 ready, 503 draining, anything else (or no answer within
 // the poll timeout) a failure; /load's `estimated_wait_ms` and `draining`
-// are the published wait. A site has at most one poll outstanding.
+// are the published wait. A site has at most one poll outstanding. A poll
+// that had to open its connection is repeated at once on the kept one: its
+// round trip included the connect, and only stands in until then.
 //
 // Owns one thread that ticks every `interval`; each tick also runs
 // `on_tick` (the gateway's housekeeping: retired sites, stream affinity),
@@ -45,6 +47,8 @@ class HealthPoller {
  private:
   void Run();
   void RoundDone();
+  void SendReady(Site* site, bool follow_up);
+  void EndPoll(Site* site);
 
   SiteTable& table_;
   const std::chrono::milliseconds interval_;

@@ -112,14 +112,14 @@ void Site::StopClients() {
   poller.reset();
 }
 
-void Site::PollReady(int64_t now_ns, int64_t rtt_ns) {
+void Site::PollReady(int64_t now_ns, int64_t rtt_ns, bool fresh_connection) {
   std::lock_guard<std::mutex> lock(mu_);
-  health_.PollReady(now_ns, rtt_ns);
+  health_.PollReady(now_ns, rtt_ns, fresh_connection);
 }
 
-void Site::PollDraining(int64_t now_ns, int64_t rtt_ns) {
+void Site::PollDraining(int64_t now_ns, int64_t rtt_ns, bool fresh_connection) {
   std::lock_guard<std::mutex> lock(mu_);
-  health_.PollDraining(now_ns, rtt_ns);
+  health_.PollDraining(now_ns, rtt_ns, fresh_connection);
 }
 
 void Site::PollFailed(int64_t now_ns, std::string error) {

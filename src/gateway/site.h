@@ -103,8 +103,8 @@ class Site {
   void StopClients();
 
   // Health, under the site's mutex (gateway/site_health.h).
-  void PollReady(int64_t now_ns, int64_t rtt_ns);
-  void PollDraining(int64_t now_ns, int64_t rtt_ns);
+  void PollReady(int64_t now_ns, int64_t rtt_ns, bool fresh_connection);
+  void PollDraining(int64_t now_ns, int64_t rtt_ns, bool fresh_connection);
   void PollFailed(int64_t now_ns, std::string error);
   void SetPublishedWait(double wait_ms, bool draining);
   void RetryAfter(int64_t now_ns, int64_t delay_ns);

@@ -47,18 +47,23 @@ void SiteHealth::Up() {
   }
 }
 
-void SiteHealth::PollReady(int64_t now_ns, int64_t rtt_ns) {
+void SiteHealth::PollReady(int64_t now_ns, int64_t rtt_ns, bool fresh_connection) {
   const double sample = static_cast<double>(std::max<int64_t>(rtt_ns, 0)) / 1e6;
-  rtt_ms_ = rtt_known_ ? policy_.rtt_alpha * sample + (1 - policy_.rtt_alpha) * rtt_ms_ : sample;
+  if (!rtt_known_ || (rtt_provisional_ && !fresh_connection)) {
+    rtt_ms_ = sample;
+    rtt_provisional_ = fresh_connection;
+  } else if (!fresh_connection) {
+    rtt_ms_ = policy_.rtt_alpha * sample + (1 - policy_.rtt_alpha) * rtt_ms_;
+  }
   rtt_known_ = true;
   draining_ = false;
   last_poll_ok_ns_ = now_ns;
   Up();
 }
 
-void SiteHealth::PollDraining(int64_t now_ns, int64_t rtt_ns) {
+void SiteHealth::PollDraining(int64_t now_ns, int64_t rtt_ns, bool fresh_connection) {
   // Reachable (so not a failure towards ejection), but no new work.
-  PollReady(now_ns, rtt_ns);
+  PollReady(now_ns, rtt_ns, fresh_connection);
   draining_ = true;
 }
 

@@ -45,9 +45,12 @@ class SiteHealth {
  public:
   explicit SiteHealth(const HealthPolicy& policy) : policy_(policy) {}
 
-  // Health polls. `rtt_ns`: the poll's round trip.
-  void PollReady(int64_t now_ns, int64_t rtt_ns);
-  void PollDraining(int64_t now_ns, int64_t rtt_ns);
+  // Health polls. `rtt_ns`: the poll's round trip; `fresh_connection`:
+  // it paid for a new connection (TCP's own round trip, and on a cold path
+  // more), so it only stands in until a poll on a kept connection replaces
+  // it, and never enters the average.
+  void PollReady(int64_t now_ns, int64_t rtt_ns, bool fresh_connection = false);
+  void PollDraining(int64_t now_ns, int64_t rtt_ns, bool fresh_connection = false);
   void PollFailed(int64_t now_ns, std::string error);
   // From /load: the site's estimated wait for one new request, and its own
   // draining flag.
@@ -94,6 +97,7 @@ class SiteHealth {
   int poll_failures_ = 0;
   int poll_successes_ = 0;
   bool rtt_known_ = false;
+  bool rtt_provisional_ = false;  // From a fresh connection only.
   double rtt_ms_ = 0;
   double wait_ms_ = 0;
   int64_t last_poll_ok_ns_ = 0;

@@ -79,6 +79,17 @@ TEST(SiteHealth, RttIsAnEwma) {
   EXPECT_DOUBLE_EQ(h.ScoreMs(2), 15 + 100 + 2 * p.in_flight_penalty_ms);
 }
 
+TEST(SiteHealth, AFreshConnectionsRttOnlyStandsIn) {
+  SiteHealth h{HealthPolicy{}};
+  h.PollReady(0, 90 * kMs, /*fresh_connection=*/true);  // Connect + cold path.
+  EXPECT_TRUE(h.Eligible(0));
+  EXPECT_DOUBLE_EQ(h.rtt_ms(), 90);
+  h.PollReady(1, 10 * kMs);  // Replaces it, not averaged in.
+  EXPECT_DOUBLE_EQ(h.rtt_ms(), 10);
+  h.PollReady(2, 500 * kMs, /*fresh_connection=*/true);  // A reconnect later: ignored.
+  EXPECT_DOUBLE_EQ(h.rtt_ms(), 10);
+}
+
 TEST(SiteHealth, RetryAfterBenchesForThatLong) {
   SiteHealth h = Started();
   h.RetryAfter(kS, 2 * kS);
