@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "gateway/delayed_tasks.h"
 #include "gateway/forwarding.h"
 #include "gateway/gateway_context.h"
 #include "gateway/health_poller.h"
@@ -26,7 +27,8 @@ http::ErrorBody JsonErrorBody(int status, std::string_view message) {
 Gateway::Gateway(GatewayOptions options)
     : options_(std::move(options)),
       table_(std::make_unique<SiteTable>(options_.health, options_.clients, ClockOf(options_))),
-      ctx_(std::make_unique<GatewayContext>(options_, *table_, ClockOf(options_))),
+      delayed_(std::make_unique<DelayedTasks>()),
+      ctx_(std::make_unique<GatewayContext>(options_, *table_, ClockOf(options_), *delayed_)),
       poller_(std::make_unique<HealthPoller>(*table_, options_.poll_interval, [this] { Tick(); })) {}
 
 Gateway::~Gateway() { Stop(std::chrono::milliseconds(0)); }
@@ -56,6 +58,7 @@ absl::Status Gateway::Start(const std::vector<SiteSpec>& sites) {
       });
   if (absl::Status s = server_->Start(); !s.ok()) {
     server_.reset();
+    delayed_->Stop();
     poller_->Stop();
     table_->Shutdown();
     stopped_ = true;
@@ -84,6 +87,8 @@ void Gateway::Stop(std::chrono::milliseconds grace) {
   // The server first: its grace lets answers in flight end; past it their
   // connections close, which cancels their site requests.
   if (server_ != nullptr) server_->Stop(grace);
+  // Held requests try once more now, find the gateway stopping and answer.
+  delayed_->Stop();
   poller_->Stop();
   // Then the sites' clients: what is still in flight is cancelled and its
   // callbacks run now, while the context they use is alive.

@@ -35,6 +35,7 @@ struct HttpRequest;
 namespace swiftlet::gateway {
 
 struct GatewayContext;
+class DelayedTasks;
 class HealthPoller;
 class SiteTable;
 
@@ -74,6 +75,7 @@ class Gateway {
 
   const GatewayOptions options_;
   std::unique_ptr<SiteTable> table_;
+  std::unique_ptr<DelayedTasks> delayed_;
   std::unique_ptr<GatewayContext> ctx_;
   std::unique_ptr<HealthPoller> poller_;
   std::unique_ptr<http::HttpServer> server_;

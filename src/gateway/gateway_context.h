@@ -13,6 +13,7 @@
 #include "absl/base/thread_annotations.h"
 #include "core/clock.h"
 #include "gateway/affinity.h"
+#include "gateway/delayed_tasks.h"
 #include "gateway/gateway_options.h"
 #include "gateway/site.h"
 #include "gateway/site_table.h"
@@ -29,17 +30,19 @@ struct GatewayCounters {
   std::atomic<uint64_t> no_site{0};      // No eligible site at all.
   std::atomic<uint64_t> overloaded{0};   // Past max_in_flight / max_websockets.
   std::atomic<uint64_t> client_gone{0};  // The client left before the answer ended.
+  std::atomic<uint64_t> held{0};         // Requests held for a benched site (each hold).
   std::atomic<uint64_t> reloads{0};
   std::atomic<uint64_t> reload_errors{0};
 };
 
 struct GatewayContext {
-  GatewayContext(const GatewayOptions& o, SiteTable& t, const Clock& c)
-      : options(o), table(t), clock(c), affinity(o.affinity_entries, o.affinity_ttl.count() * 1'000'000) {}
+  GatewayContext(const GatewayOptions& o, SiteTable& t, const Clock& c, DelayedTasks& d)
+      : options(o), table(t), clock(c), delayed(d), affinity(o.affinity_entries, o.affinity_ttl.count() * 1'000'000) {}
 
   const GatewayOptions& options;
   SiteTable& table;
   const Clock& clock;
+  DelayedTasks& delayed;  // Held requests (GatewayOptions::max_hold).
   AffinityMap affinity;
   GatewayCounters counters;
   std::atomic<bool> stopping{false};

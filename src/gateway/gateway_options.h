@@ -30,8 +30,14 @@ struct GatewayOptions {
   size_t max_in_flight = 4096;
   // Live WebSockets relayed at once; past it an upgrade gets 503.
   size_t max_websockets = 4096;
-  // Sites one request may try (failover before the first byte).
+  // Sites one request may try (failover before the first byte) per round.
   int max_attempts = 3;
+  // When every site that could take a request is benched by a 429's
+  // Retry-After, the request waits in the gateway for the first bench to
+  // end (then tries again, a new round) as long as it has been in the
+  // gateway less than this; past it the client gets the last refusal.
+  // 0: refuse at once.
+  std::chrono::milliseconds max_hold{1'000};
 
   std::chrono::milliseconds poll_interval{1'000};
   HealthPolicy health;

@@ -64,6 +64,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     site_ = choice.site;
     tried_.push_back(site_);
     ++attempt_;
+    ++round_attempts_;
     status_ = 0;
     headers_ = http::Headers();
     attempt_start_ns_ = ctx_.clock.NowNs();
@@ -116,7 +117,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     }
     if (status.ok()) {
       if (committed_) {
-        site_->EndRequestOk(now);
+        site_->EndRequestOk(now, /*freed_slot=*/true);
         writer_->End();
         return Finished(ClassOf(status_));
       }
@@ -134,7 +135,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
         refusal_ = Refusal{code, std::move(response.headers), std::move(response.body), site_->name()};
         return Next();
       }
-      site_->EndRequestOk(now);
+      site_->EndRequestOk(now, /*freed_slot=*/true);
       Commit();
       writer_->Respond(code, DownstreamResponseHeaders(response.headers, site_->name()), std::move(response.body));
       return Finished(ClassOf(code));
@@ -161,11 +162,12 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   }
 
   void Next() {
-    if (attempt_ < static_cast<uint32_t>(ctx_.options.max_attempts)) return Attempt();
+    if (round_attempts_ < ctx_.options.max_attempts) return Attempt();
     NoSiteLeft();
   }
 
   void NoSiteLeft() {
+    if (Hold()) return;
     if (refusal_.has_value()) {
       Refusal r = *std::move(refusal_);
       refusal_.reset();
@@ -179,6 +181,31 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
       return FinishOwn(503, "no site can take a request now: every site is down, draining or busy", "no_site_available");
     }
     FinishOwn(502, StrCat("no site answered: ", last_error_), "upstream_unavailable");
+  }
+
+  // Every site that could take the request is benched by a Retry-After:
+  // wait for the first bench to end, then start a new round over all
+  // sites, while the request's time in the gateway stays within max_hold.
+  // A client holding Retry-After would wait the same; the gateway saves it
+  // the round trip and keeps it from hammering.
+  bool Hold() {
+    const int64_t max_hold = ctx_.options.max_hold.count() * 1'000'000;
+    if (max_hold <= 0 || client_gone_ || ctx_.stopping.load(std::memory_order_acquire)) return false;
+    const std::optional<int64_t> until = ctx_.table.SoonestBenchEnd();
+    if (!until.has_value() || *until - received_ns_ > max_hold) return false;
+    ctx_.counters.held.fetch_add(1, std::memory_order_relaxed);
+    if (!tried_.empty() && pending_failover_) {
+      tried_.back()->counters().failovers[static_cast<size_t>(*pending_failover_)].fetch_add(1);
+      pending_failover_.reset();
+    }
+    tried_.clear();
+    round_attempts_ = 0;
+    auto self = shared_from_this();
+    ctx_.delayed.Post(*until, [self] {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->Attempt();
+    });
+    return true;
   }
 
   // The answer is being sent from site_ now: record what the gateway added
@@ -222,7 +249,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   std::optional<std::string> stream_id_;
 
   std::mutex mu_;
-  uint32_t attempt_ = 0;
+  uint32_t attempt_ = 0;     // All attempts: tells a stale callback from the current one.
+  int round_attempts_ = 0;   // Attempts since the last hold.
   std::shared_ptr<Site> site_;
   std::vector<std::shared_ptr<Site>> tried_;
   uint64_t upstream_id_ = 0;

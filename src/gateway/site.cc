@@ -144,10 +144,10 @@ void Site::BeginRequest(int64_t now_ns) {
   health_.Chosen(now_ns);
 }
 
-void Site::EndRequestOk(int64_t now_ns) {
+void Site::EndRequestOk(int64_t now_ns, bool freed_slot) {
   in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   std::lock_guard<std::mutex> lock(mu_);
-  health_.RequestSucceeded(now_ns);
+  health_.RequestSucceeded(now_ns, freed_slot);
 }
 
 void Site::EndRequestFailed(int64_t now_ns, std::string error) {
@@ -166,6 +166,11 @@ bool Site::Eligible(int64_t now_ns, double* score_ms) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (score_ms != nullptr) *score_ms = health_.ScoreMs(in_flight());
   return health_.Eligible(now_ns);
+}
+
+int64_t Site::BenchedUntil(int64_t now_ns) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return health_.BenchedUntil(now_ns);
 }
 
 bool Site::Healthy(int64_t now_ns, double* score_ms) const {

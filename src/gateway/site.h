@@ -111,13 +111,15 @@ class Site {
   // Live traffic: Begin when sending an attempt here (counts it in
   // flight); then exactly one of the three ends.
   void BeginRequest(int64_t now_ns);
-  void EndRequestOk(int64_t now_ns);
+  void EndRequestOk(int64_t now_ns, bool freed_slot = false);
   void EndRequestFailed(int64_t now_ns, std::string error);
   void EndRequestAbandoned();
 
   // For choosing: eligible now, and its score with the current in-flight
   // count. Score only meaningful when eligible.
   bool Eligible(int64_t now_ns, double* score_ms) const;
+  // SiteHealth::BenchedUntil.
+  int64_t BenchedUntil(int64_t now_ns) const;
   // A stream already here may stay: up, not draining, breaker not open.
   bool Healthy(int64_t now_ns, double* score_ms) const;
   SiteView View(int64_t now_ns) const;

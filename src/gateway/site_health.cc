@@ -86,7 +86,12 @@ void SiteHealth::Chosen(int64_t now_ns) {
   if (breaker(now_ns) == BreakerState::kHalfOpen) trial_in_flight_ = true;
 }
 
-void SiteHealth::RequestSucceeded(int64_t /*now_ns*/) {
+void SiteHealth::RequestSucceeded(int64_t now_ns, bool freed_slot) {
+  // The Retry-After was the site's estimate of when a slot frees; a
+  // finished request is that slot freeing. Waiting out the estimate
+  // anyway idles a site that has room (a long estimate once left the
+  // nearest site idle half the time under load).
+  if (freed_slot) retry_until_ns_ = std::min(retry_until_ns_, now_ns);
   request_failures_ = 0;
   breaker_open_ = false;
   trial_in_flight_ = false;
@@ -134,6 +139,11 @@ bool SiteHealth::Eligible(int64_t now_ns) const {
     case BreakerState::kOpen: return false;
   }
   return false;
+}
+
+int64_t SiteHealth::BenchedUntil(int64_t now_ns) const {
+  if (now_ns >= retry_until_ns_) return 0;
+  return Eligible(retry_until_ns_) ? retry_until_ns_ : 0;
 }
 
 int64_t SiteHealth::retry_after_left_ns(int64_t now_ns) const {

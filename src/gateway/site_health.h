@@ -61,15 +61,21 @@ class SiteHealth {
   // 5xx), Failed (connect error, timeout, 5xx) or Abandoned (the client left
   // first: no verdict).
   void Chosen(int64_t now_ns);
-  void RequestSucceeded(int64_t now_ns);
+  // `freed_slot`: the site finished a request (not a 429), which frees the
+  // capacity a pending Retry-After was waiting for, so the bench ends now.
+  void RequestSucceeded(int64_t now_ns, bool freed_slot = false);
   void RequestFailed(int64_t now_ns, std::string error);
   void RequestAbandoned();
-  // A 429: keep out of the choice for `delay_ns` (cut to max_retry_after_ns).
+  // A 429: keep out of the choice for `delay_ns` (cut to max_retry_after_ns),
+  // or until a request of ours there finishes (RequestSucceeded).
   void RetryAfter(int64_t now_ns, int64_t delay_ns);
 
   // May get new work now: up (not draining), RTT known, breaker closed (or
   // half-open with its trial free), no Retry-After pending.
   bool Eligible(int64_t now_ns) const;
+  // When the site would be eligible again if only its Retry-After keeps it
+  // out now; 0 otherwise.
+  int64_t BenchedUntil(int64_t now_ns) const;
 
   SiteState state() const;
   BreakerState breaker(int64_t now_ns) const;

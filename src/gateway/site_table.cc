@@ -96,6 +96,16 @@ std::optional<double> SiteTable::BestScore() const {
   return best;
 }
 
+std::optional<int64_t> SiteTable::SoonestBenchEnd() const {
+  const int64_t now = clock_.NowNs();
+  std::optional<int64_t> soonest;
+  for (const auto& site : sites()) {
+    const int64_t until = site->BenchedUntil(now);
+    if (until > 0 && (!soonest || until < *soonest)) soonest = until;
+  }
+  return soonest;
+}
+
 void SiteTable::CollectRetired() {
   std::vector<std::shared_ptr<Site>> done;
   {

@@ -52,6 +52,10 @@ class SiteTable {
   // sites not in `exclude`.
   Choice Choose(const std::vector<const Site*>& exclude, std::optional<std::string_view> pinned);
 
+  // The earliest time a site now benched only by a Retry-After takes work
+  // again; nullopt if no site is merely benched.
+  std::optional<int64_t> SoonestBenchEnd() const;
+
   // The best eligible score now (for affinity checks); nullopt if none.
   std::optional<double> BestScore() const;
 

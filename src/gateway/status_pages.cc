@@ -170,6 +170,9 @@ std::string MetricsText(const GatewayContext& ctx, const std::vector<std::shared
   out += StrCat("swiftlet_gateway_no_site_total ", ctx.counters.no_site.load(), "\n");
   Header(out, "swiftlet_gateway_overloaded_total", "counter", "Requests refused past the gateway's own bounds");
   out += StrCat("swiftlet_gateway_overloaded_total ", ctx.counters.overloaded.load(), "\n");
+  Header(out, "swiftlet_gateway_held_total", "counter",
+         "Times a request waited in the gateway for a site's Retry-After to pass");
+  out += StrCat("swiftlet_gateway_held_total ", ctx.counters.held.load(), "\n");
   Header(out, "swiftlet_gateway_client_gone_total", "counter", "Clients that left before their answer ended");
   out += StrCat("swiftlet_gateway_client_gone_total ", ctx.counters.client_gone.load(), "\n");
   Header(out, "swiftlet_gateway_reloads_total", "counter", "Sites file reloads (SIGHUP), by result");

@@ -101,6 +101,9 @@ void FakeSite::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseW
     writer->Respond(200, json, StrCat(R"({"waiting":0,"estimated_wait_ms":)", wait_ms_.load(), R"(,"draining":false})"));
     return;
   }
+  // The mode is read before the request is counted: a test that changes
+  // the mode once it sees the count changes it for the next request only.
+  const Mode mode = mode_.load();
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++requests_[request.path];
@@ -135,7 +138,7 @@ void FakeSite::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseW
     return;
   }
   const http::Headers sse{{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
-  switch (mode_.load()) {
+  switch (mode) {
     case Mode::kOk:
       writer->Respond(200, json, StrCat(R"({"site":")", name_, R"("})"));
       return;

@@ -6,6 +6,8 @@
 #include "gateway/gateway.h"
 
 #include <chrono>
+#include <future>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +70,14 @@ nlohmann::json SiteJson(http::HttpClient& client, const std::string& name) {
     if (s["name"] == name) return s;
   }
   return {};
+}
+
+// One sample of /metrics, by its full name with labels; -1 if absent.
+double Metric(http::HttpClient& client, const std::string& sample) {
+  const std::string text = Fetch(client, http::testing::Get("/metrics")).response.body;
+  const size_t at = text.find("\n" + sample + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + sample.size() + 2));
 }
 
 class GatewayTest : public ::testing::Test {
@@ -155,6 +165,28 @@ TEST_F(GatewayTest, WhenEverySiteRefusesTheClientGetsTheLastAnswer) {
   EXPECT_EQ(g.response.status, 503);
   EXPECT_EQ(nlohmann::json::parse(g.response.body)["error"]["code"], "no_site_available");
   EXPECT_EQ(Fetch(*client_, http::testing::Get("/ready")).response.status, 503);
+}
+
+TEST_F(GatewayTest, WhenEverySiteIsBenchedBrieflyTheRequestWaitsForTheFirst) {
+  a_.set_mode(FakeSite::Mode::kBusy429);
+  b_.set_mode(FakeSite::Mode::kBusy429);
+  a_.set_retry_after_ms(100);
+  b_.set_retry_after_ms(100);
+  GatewayOptions o = TestOptions();
+  o.max_hold = 5s;
+  StartGateway({&a_, &b_}, o);
+  auto done = std::make_shared<std::promise<Fetched>>();
+  std::thread client([&] { done->set_value(Fetch(*client_, Post("/v1/completions"))); });
+  // Both refused it once; while it waits for their benches, one frees up.
+  ASSERT_TRUE(b_.WaitUntil([&] { return a_.requests("/v1/completions") >= 1 && b_.requests("/v1/completions") >= 1; }));
+  b_.set_mode(FakeSite::Mode::kOk);
+  auto f = done->get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  client.join();
+  const Fetched got = f.get();
+  EXPECT_EQ(got.response.status, 200);
+  EXPECT_EQ(SiteOf(got), "b");
+  EXPECT_GE(Metric(*client_, "swiftlet_gateway_held_total"), 1);
 }
 
 TEST_F(GatewayTest, ConnectErrorsFailOverAndOpenTheBreaker) {

@@ -100,6 +100,15 @@ TEST(SiteHealth, RetryAfterBenchesForThatLong) {
   EXPECT_EQ(h.retry_after_left_ns(10 * kS), HealthPolicy{}.max_retry_after_ns);
 }
 
+TEST(SiteHealth, AFinishedRequestEndsTheBench) {
+  SiteHealth h = Started();
+  h.RetryAfter(kS, 10 * kS);
+  h.RequestSucceeded(2 * kS);  // Another 429 (no slot freed): still benched.
+  EXPECT_FALSE(h.Eligible(2 * kS));
+  h.RequestSucceeded(3 * kS, /*freed_slot=*/true);
+  EXPECT_TRUE(h.Eligible(3 * kS));
+}
+
 TEST(SiteHealth, BreakerOpensAfterFailuresInARow) {
   SiteHealth h = Started();
   for (int i = 0; i < 2; ++i) {
