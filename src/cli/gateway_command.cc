@@ -33,6 +33,7 @@ struct GatewayFlags {
   int64_t max_websockets = 4096;
   std::string max_body = "8MiB";
   int max_attempts = 3;
+  std::string max_hold = "1s";
   std::string poll_interval = "1s";
   std::string poll_timeout = "500ms";
   int eject_after = 3;
@@ -107,7 +108,8 @@ int RunGateway(const GatewayFlags& f) {
   auto connect = DurationFlag("--connect-timeout", f.connect_timeout, 10 * ms, 60 * s);
   auto upstream = DurationFlag("--upstream-timeout", f.upstream_timeout, 100 * ms, 24 * 3600 * s);
   auto grace = DurationFlag("--grace", f.grace, 1, 3600 * s);
-  for (const auto* d : {&interval, &poll_timeout, &breaker_open, &penalty, &connect, &upstream, &grace}) {
+  auto max_hold = f.max_hold == "0" ? absl::StatusOr<int64_t>(0) : DurationFlag("--max-hold", f.max_hold, 1, 60 * s);
+  for (const auto* d : {&max_hold, &interval, &poll_timeout, &breaker_open, &penalty, &connect, &upstream, &grace}) {
     if (!d->ok()) return ReportError(d->status());
   }
   o.io_threads = f.io_threads;
@@ -116,6 +118,7 @@ int RunGateway(const GatewayFlags& f) {
   o.max_websockets = static_cast<size_t>(f.max_websockets);
   o.max_body_bytes = *max_body;
   o.max_attempts = f.max_attempts;
+  o.max_hold = Millis(*max_hold);
   o.poll_interval = Millis(*interval);
   o.clients.poll_timeout = Millis(*poll_timeout);
   o.clients.connect_timeout = Millis(*connect);
@@ -185,6 +188,9 @@ Command AddGatewayCommand(CLI::App& parent) {
   cmd->add_option("--max-body", f->max_body, "Request body size at most (default 8MiB)");
   cmd->add_option("--max-attempts", f->max_attempts, "Sites one request may try before its first byte (default 3)")
       ->check(CLI::Range(1, 16));
+  cmd->add_option("--max-hold", f->max_hold,
+                  "When every site is benched by a short Retry-After, a request may wait this long in the "
+                  "gateway for the first to free up (default 1s; 0: refuse at once)");
   cmd->add_option("--poll-interval", f->poll_interval, "Health poll period per site (default 1s)");
   cmd->add_option("--poll-timeout", f->poll_timeout, "A health poll fails past this (default 500ms)");
   cmd->add_option("--eject-after", f->eject_after, "Failed polls in a row that eject a site (default 3)")
