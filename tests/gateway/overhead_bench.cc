@@ -3,7 +3,7 @@
 // front of it; p50/p90/p99 of both and their difference. Not a test (a
 // benchmark prints numbers, it asserts none): docs/PERFORMANCE.md.
 //
-//   gateway_overhead_bench --direct http://127.0.0.1:8080 \
+//   gateway_overhead_bench --direct http://127.0.0.1:8080
 //       --gateway http://127.0.0.1:8090 [--rate 500] [--seconds 20]
 //       [--path /v1/models] [--warmup 2]
 //
