@@ -1,6 +1,7 @@
 #include "gateway/delayed_tasks.h"
 
 #include <chrono>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,16 @@ void DelayedTasks::Post(int64_t at_ns, std::function<void()> task) {
     }
   }
   task();
+}
+
+void DelayedTasks::RunEarliestNow() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_ || tasks_.empty()) return;
+  auto first = tasks_.begin();
+  std::function<void()> task = std::move(first->second);
+  tasks_.erase(first);
+  tasks_.emplace(std::numeric_limits<int64_t>::min(), std::move(task));
+  cv_.notify_all();
 }
 
 void DelayedTasks::Stop() {

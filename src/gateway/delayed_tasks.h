@@ -30,6 +30,9 @@ class DelayedTasks {
 
   // Runs `task` at `at_ns` (steady clock, core/clock.h's scale) or soon after.
   void Post(int64_t at_ns, std::function<void()> task);
+  // Brings the earliest pending task forward to now (no-op when none): what
+  // it waited for happened sooner than its time said.
+  void RunEarliestNow();
   void Stop();
 
   size_t pending() const;

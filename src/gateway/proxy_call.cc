@@ -117,7 +117,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     }
     if (status.ok()) {
       if (committed_) {
-        site_->EndRequestOk(now, /*freed_slot=*/true);
+        SlotFreed(now);
         writer_->End();
         return Finished(ClassOf(status_));
       }
@@ -135,7 +135,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
         refusal_ = Refusal{code, std::move(response.headers), std::move(response.body), site_->name()};
         return Next();
       }
-      site_->EndRequestOk(now, /*freed_slot=*/true);
+      SlotFreed(now);
       Commit();
       writer_->Respond(code, DownstreamResponseHeaders(response.headers, site_->name()), std::move(response.body));
       return Finished(ClassOf(code));
@@ -159,6 +159,14 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     // elsewhere would not make it smaller.
     FinishOwn(502, StrCat("site ", site_->name(), " sent an answer the gateway cannot pass on: ", status.message()),
               "bad_upstream_response");
+  }
+
+  // A request finished at site_: its slot is free, so the site's bench (if
+  // a 429 set one) ends, and a request held for a bench may try now rather
+  // than at the bench's estimated end.
+  void SlotFreed(int64_t now) {
+    site_->EndRequestOk(now, /*freed_slot=*/true);
+    ctx_.delayed.RunEarliestNow();
   }
 
   void Next() {

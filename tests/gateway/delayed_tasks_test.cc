@@ -35,6 +35,19 @@ TEST(DelayedTasks, RunsInTimeOrder) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
+TEST(DelayedTasks, TheEarliestCanBeBroughtForward) {
+  DelayedTasks tasks;
+  std::promise<int> ran;
+  const int64_t hour = 3'600'000'000'000;
+  tasks.Post(SystemClock().NowNs() + hour, [&] { ran.set_value(1); });
+  tasks.Post(SystemClock().NowNs() + 2 * hour, [] {});
+  tasks.RunEarliestNow();
+  auto f = ran.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(f.get(), 1);
+  EXPECT_EQ(tasks.pending(), 1u);
+}
+
 TEST(DelayedTasks, StopRunsWhatIsPendingAndLaterPostsRunAtOnce) {
   DelayedTasks tasks;
   int ran = 0;
