@@ -209,7 +209,7 @@ class KillTheChosenSite(unittest.TestCase):
 
     def test_c_no_request_without_a_byte_fails_and_traffic_leaves_within_2s(self):
         near = self.sites[0]
-        load = Load(self.gateway.host, self.gateway.port, threads=4, max_tokens=200)
+        load = Load(self.gateway.host, self.gateway.port, threads=4, max_tokens=64)
         time.sleep(1.5)  # The load's own running time before the kill, not a wait for an event.
         self.assertGreater(self.gateway.metric("swiftlet_gateway_site_chosen_total", site="near"), 0)
         killed_at = time.monotonic()
@@ -222,7 +222,7 @@ class KillTheChosenSite(unittest.TestCase):
         self.assertEqual(sent_later, sent_at_2s, "the dead site still got traffic 2 s after the kill")
 
         after = [r for r in results if r["start"] > killed_at]
-        self.assertGreater(len(after), 10)
+        self.assertGreater(len(after), 4)
         no_byte_failures = [r for r in results if not r["byte"]]
         self.assertEqual(no_byte_failures, [], "requests that never got a byte failed")
         for r in results:
