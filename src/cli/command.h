@@ -34,6 +34,8 @@ Command AddKeysCommand(CLI::App& app);
 // `bench` (the HTTP load generator); `bench engine` under it.
 Command AddBenchCommand(CLI::App& app);
 Command AddBenchEngineCommand(CLI::App& bench);
+Command AddGatewayCommand(CLI::App& app);
+Command AddProbeCommand(CLI::App& app);
 // Under `tools`.
 Command AddMakeModelCommand(CLI::App& tools);
 Command AddLogitsCommand(CLI::App& tools);

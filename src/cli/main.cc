@@ -32,6 +32,8 @@ int Main(int argc, char** argv) {
   commands.push_back(AddServeCommand(app));
   commands.push_back(AddPlanCommand(app));
   commands.push_back(AddKeysCommand(app));
+  commands.push_back(AddGatewayCommand(app));
+  commands.push_back(AddProbeCommand(app));
 
   // CLI11 would only say "a subcommand is required"; name the mistake.
   std::string names;

@@ -78,6 +78,9 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("GET", "/ready", bind(&OpenAiService::Ready));
   router_.Add("GET", "/load", bind(&OpenAiService::Load));
   router_.Add("GET", "/metrics", bind(&OpenAiService::Metrics));
+  router_.Add("GET", "/probe/download", [this](R request, Writer writer) {
+    probe_downloads_.Handle(request, std::move(writer));
+  });
 }
 
 int64_t OpenAiService::ReceivedNs(const http::HttpRequest& request) const {

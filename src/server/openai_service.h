@@ -37,6 +37,7 @@
 #include "server/caller.h"
 #include "server/key_limits.h"
 #include "server/openai_mapping.h"
+#include "server/probe_download.h"
 #include "server/request_log.h"
 #include "server/router.h"
 #include "server/server_metrics.h"
@@ -167,6 +168,8 @@ class OpenAiService {
   translate::TranslateMetrics translate_metrics_;
   std::unique_ptr<translate::TranslationService> translation_;
   std::unique_ptr<translate::StreamHub> streams_;
+  // GET /probe/download (swiftlet probe --download-mb).
+  ProbeDownloads probe_downloads_;
   std::function<size_t()> connections_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};
