@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "server/model_card.h"
 #include "text/chat_template.h"
 
 namespace swiftlet {
@@ -51,6 +52,8 @@ struct ApiServerOptions {
   std::string audit_log_path;
   uint64_t audit_log_max_bytes = uint64_t{100} << 20;
   int audit_log_keep = 5;
+  // The dashboard's model card (GET /stats).
+  ModelCard model_card;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache

@@ -1,0 +1,132 @@
+// A time-series line chart drawn as hand-written SVG.
+//
+// Why not a charting library: the pages must work offline and be embedded
+// in the binary, so a library would have to be vendored, pinned, bundled at
+// build time and kept patched, for six small line charts that need about
+// 150 lines. SVG also scales crisply, takes the page's CSS colours (dark
+// mode included), and its paths are plain DOM the browser test can read.
+//
+// TimeChart draws the last `spanMs` of points {t: unix ms, [key]: number or
+// null} on a fixed x axis ending now; null leaves a gap (no observation in
+// that window). The y axis starts at 0 and ends at a round number above the
+// data and the target line, if any.
+'use strict';
+
+class TimeChart {
+  // options: {title, unit, series: [{key, label, color}], target: number or
+  // null (a dashed line: an SLO), spanMs, format(v) -> text}
+  constructor(container, options) {
+    this.o = Object.assign({ spanMs: 5 * 60 * 1000, target: null, format: (v) => String(v) }, options);
+    this.width = 480;
+    this.height = 170;
+    this.pad = { left: 44, right: 10, top: 8, bottom: 20 };
+    this.root = Swiftlet.el('div', { class: 'panel chart', 'data-chart': this.o.id || '' });
+    this.root.append(Swiftlet.el('h2', {}, this.o.title));
+    this.legend = Swiftlet.el('div', { class: 'legend' });
+    this.root.append(this.legend);
+    this.svg = this.make('svg', { viewBox: `0 0 ${this.width} ${this.height}`, role: 'img',
+                                 'aria-label': this.o.title });
+    this.root.append(this.svg);
+    container.append(this.root);
+    this.values = this.o.series.map(() => null);
+  }
+
+  make(tag, attrs) {
+    const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  }
+
+  setTarget(value) { this.o.target = value; }
+
+  // Redraws from `points` (sorted by t) for the window ending at `nowMs`.
+  update(points, nowMs) {
+    const o = this.o, p = this.pad;
+    const x0 = nowMs - o.spanMs;
+    const plotW = this.width - p.left - p.right, plotH = this.height - p.top - p.bottom;
+    const shown = points.filter((pt) => pt.t >= x0 && pt.t <= nowMs);
+    let max = 0;
+    for (const pt of shown) {
+      for (const s of o.series) {
+        const v = pt[s.key];
+        if (v !== null && v !== undefined && isFinite(v)) max = Math.max(max, v);
+      }
+    }
+    if (o.target !== null && isFinite(o.target)) max = Math.max(max, o.target * 1.1);
+    const top = niceCeiling(max);
+    const x = (t) => p.left + ((t - x0) / o.spanMs) * plotW;
+    const y = (v) => p.top + plotH - (v / top) * plotH;
+
+    this.svg.replaceChildren();
+    for (let i = 0; i <= 4; ++i) {
+      const v = (top * i) / 4;
+      this.svg.append(this.make('line', { class: i === 0 ? 'axis' : 'gridline', x1: p.left, x2: p.left + plotW,
+                                          y1: y(v), y2: y(v) }));
+      const label = this.make('text', { x: p.left - 4, y: y(v) + 3, 'text-anchor': 'end' });
+      label.textContent = o.format(v);
+      this.svg.append(label);
+    }
+    for (let m = 0; m <= o.spanMs / 60000; ++m) {
+      const t = nowMs - m * 60000;
+      const label = this.make('text', { x: x(t), y: this.height - 5,
+                                        'text-anchor': m === 0 ? 'end' : 'middle' });
+      label.textContent = m === 0 ? 'now' : `-${m}m`;
+      this.svg.append(label);
+    }
+    if (o.target !== null && isFinite(o.target)) {
+      this.svg.append(this.make('line', { class: 'target', x1: p.left, x2: p.left + plotW,
+                                          y1: y(o.target), y2: y(o.target) }));
+      const label = this.make('text', { class: 'target-label', x: p.left + plotW - 2, y: y(o.target) - 3,
+                                        'text-anchor': 'end' });
+      label.textContent = 'target ' + o.format(o.target);
+      this.svg.append(label);
+    }
+    o.series.forEach((s, i) => {
+      let d = '';
+      let pen = false;
+      let drawn = 0;
+      let last = null;
+      let lastT = 0;
+      for (const pt of shown) {
+        const v = pt[s.key];
+        if (v === null || v === undefined || !isFinite(v)) { pen = false; continue; }
+        d += (pen ? 'L' : 'M') + x(pt.t).toFixed(1) + ' ' + y(v).toFixed(1);
+        pen = true;
+        ++drawn;
+        last = v;
+        lastT = pt.t;
+      }
+      // A lone point between gaps is a dot, or it would not show.
+      const path = this.make('path', { class: 'series', d, stroke: s.color, 'data-series': s.key,
+                                       'data-points': drawn });
+      this.svg.append(path);
+      if (drawn === 1 && last !== null) {
+        this.svg.append(this.make('circle', { cx: x(lastT), cy: y(last), r: 2, fill: s.color }));
+      }
+      this.values[i] = shown.length ? shown[shown.length - 1][s.key] : null;
+    });
+    this.drawLegend();
+  }
+
+  drawLegend() {
+    this.legend.replaceChildren();
+    this.o.series.forEach((s, i) => {
+      const v = this.values[i];
+      const item = Swiftlet.el('span', {}, Swiftlet.el('span', { class: 'swatch', style: `background:${s.color}` }),
+                               s.label + ' ');
+      item.append(Swiftlet.el('b', { 'data-value': s.key },
+                              v === null || v === undefined || !isFinite(v) ? '–' : this.o.format(v)));
+      this.legend.append(item);
+    });
+  }
+}
+
+// The smallest of 1, 2, 2.5, 5 x 10^k at or above v (1 when v is 0).
+function niceCeiling(v) {
+  if (!(v > 0)) return 1;
+  const base = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) {
+    if (m * base >= v) return m * base;
+  }
+  return 10 * base;
+}
