@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/str_cat.h"
 #include "core/tensor_type.h"
 #include "server/error_response.h"
 #include "server/openai_service.h"
