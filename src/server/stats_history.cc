@@ -123,7 +123,7 @@ void StatsHistory::Sample(int64_t now_ns, int64_t unix_ms) {
     p.tpot_p95 = tpot.Quantile(0.95);
   }
   raw_.push_back(std::move(raw));
-  while (raw_.size() > static_cast<size_t>(options_.window_samples) + 1) raw_.pop_front();
+  while (raw_.size() > static_cast<size_t>(options_.window_samples)) raw_.pop_front();
   points_.push_back(p);
   while (points_.size() > static_cast<size_t>(options_.capacity)) points_.pop_front();
 }

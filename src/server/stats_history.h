@@ -82,7 +82,7 @@ class StatsHistory {
   const StatsHistoryOptions options_;
 
   mutable std::mutex mu_;
-  std::deque<Raw> raw_ ABSL_GUARDED_BY(mu_);  // The last window_samples + 1 readings.
+  std::deque<Raw> raw_ ABSL_GUARDED_BY(mu_);  // The last window_samples readings.
   std::deque<StatsPoint> points_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::condition_variable wake_;
