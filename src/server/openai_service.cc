@@ -654,6 +654,8 @@ void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer)
   const translate::CacheStats cache = config_.translate_cache ? config_.translate_cache->stats() : translate::CacheStats{};
   body += FormatTranslatePrometheus(translate_metrics_, config_.translate_cache ? &cache : nullptr);
   body += FormatKeyMetrics();
+  const EngineConfig& cfg = engine_.config();
+  body += FormatSloTargets(cfg.slo_interactive, cfg.slo_batch, cfg.slo_embedding);
   writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                   std::move(body));
 }
