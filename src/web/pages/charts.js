@@ -87,6 +87,7 @@ class TimeChart {
       let drawn = 0;
       let last = null;
       let lastT = 0;
+      let high = 0;
       for (const pt of shown) {
         const v = pt[s.key];
         if (v === null || v === undefined || !isFinite(v)) { pen = false; continue; }
@@ -95,10 +96,12 @@ class TimeChart {
         ++drawn;
         last = v;
         lastT = pt.t;
+        high = Math.max(high, v);
       }
       // A lone point between gaps is a dot, or it would not show.
+      // data-points and data-max say what is drawn, for tests and tools.
       const path = this.make('path', { class: 'series', d, stroke: s.color, 'data-series': s.key,
-                                       'data-points': drawn });
+                                       'data-points': drawn, 'data-max': high });
       this.svg.append(path);
       if (drawn === 1 && last !== null) {
         this.svg.append(this.make('circle', { cx: x(lastT), cy: y(last), r: 2, fill: s.color }));

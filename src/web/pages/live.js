@@ -108,6 +108,7 @@
 
   function connect() {
     if (socket) { socket.onclose = null; socket.close(); socket = null; }
+    document.body.dataset.stream = 'connecting';
     ++generation;
     buildColumns();
     if (transport() !== 'ws') return;
