@@ -191,7 +191,7 @@ int RunServe(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::fprintf(stderr, "swiftlet: loading %s\n", o.model_path.c_str());
-  auto model = Model::Load(o.model_path);
+  auto model = LoadModel(o.model_path);
   if (!model.ok()) return ReportError(model.status());
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return ReportError(tokenizer.status());
