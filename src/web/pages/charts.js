@@ -19,7 +19,7 @@ class TimeChart {
     this.o = Object.assign({ spanMs: 5 * 60 * 1000, target: null, format: (v) => String(v) }, options);
     this.width = 480;
     this.height = 170;
-    this.pad = { left: 44, right: 10, top: 8, bottom: 20 };
+    this.pad = { left: 48, right: 10, top: 8, bottom: 20 };
     this.root = Swiftlet.el('div', { class: 'panel chart', 'data-chart': this.o.id || '' });
     this.root.append(Swiftlet.el('h2', {}, this.o.title));
     this.legend = Swiftlet.el('div', { class: 'legend' });
@@ -54,12 +54,15 @@ class TimeChart {
     }
     if (o.target !== null && isFinite(o.target)) max = Math.max(max, o.target * 1.1);
     const top = niceCeiling(max);
+    // Round steps: a top of 2.5 or 5 (x 10^k) splits in five, others in four.
+    const mantissa = top / Math.pow(10, Math.floor(Math.log10(top)));
+    const ticks = mantissa === 2.5 || mantissa === 5 ? 5 : 4;
     const x = (t) => p.left + ((t - x0) / o.spanMs) * plotW;
     const y = (v) => p.top + plotH - (v / top) * plotH;
 
     this.svg.replaceChildren();
-    for (let i = 0; i <= 4; ++i) {
-      const v = (top * i) / 4;
+    for (let i = 0; i <= ticks; ++i) {
+      const v = (top * i) / ticks;
       this.svg.append(this.make('line', { class: i === 0 ? 'axis' : 'gridline', x1: p.left, x2: p.left + plotW,
                                           y1: y(v), y2: y(v) }));
       const label = this.make('text', { x: p.left - 4, y: y(v) + 3, 'text-anchor': 'end' });

@@ -16,7 +16,8 @@
   let charts = null;
   let timer = null;
 
-  const fmtMs = (v) => Swiftlet.ms(v);
+  // Axis and legend text stays short: seconds from 1 s up.
+  const fmtMs = (v) => (v >= 1000 ? (v / 1000).toFixed(v >= 10000 ? 0 : 1) + ' s' : Swiftlet.ms(v));
   const fmtRate = (v) => (v >= 100 ? Math.round(v) : v >= 10 ? v.toFixed(1) : v.toFixed(2)).toString();
   const fmtCount = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
   const fmtPct = (v) => (v >= 10 ? Math.round(v) : v.toFixed(1)) + '%';
