@@ -20,9 +20,10 @@ if [ "$build_only" -eq 0 ]; then
     clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
     python3 python3-numpy python3-regex python3-jinja2 python3-yaml qemu-user
     prometheus redis-server python3-websockets
-    # The browser tests (tests/browser) drive Debian's chromium; the deploy
+    # The browser tests (tests/browser) drive Debian's chromium, with fonts
+    # for the scripts of data/languages.json in its screenshots; the deploy
     # test runs systemd-analyze on deploy/systemd/swiftlet.service.
-    chromium systemd
+    chromium fonts-noto-core fonts-wqy-zenhei systemd
   )
 fi
 

@@ -59,6 +59,8 @@ TEST(AssetsTest, NothingLoadsFromElsewhereAndNoInlineScript) {
     }
     if (a.content_type.starts_with("text/html")) {
       EXPECT_FALSE(std::regex_search(body, std::regex(R"re(<[^>]+\son[a-z]+=)re"))) << a.path << ": inline handler";
+      // style-src 'self' blocks style attributes too.
+      EXPECT_EQ(body.find(" style=\""), std::string::npos) << a.path << ": inline style";
     }
   }
 }

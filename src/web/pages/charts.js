@@ -7,9 +7,10 @@
 // mode included), and its paths are plain DOM the browser test can read.
 //
 // TimeChart draws the last `spanMs` of points {t: unix ms, [key]: number or
-// null} on a fixed x axis ending now; null leaves a gap (no observation in
-// that window). The y axis starts at 0 and ends at a round number above the
-// data and the target line, if any.
+// null} on an x axis ending now (shorter while the history is younger);
+// null leaves a gap (no observation in that window). The y axis starts at 0
+// and ends at a round number above the data and the target line, if the
+// target is within sight of the data.
 'use strict';
 
 class TimeChart {
@@ -42,7 +43,13 @@ class TimeChart {
   // Redraws from `points` (sorted by t) for the window ending at `nowMs`.
   update(points, nowMs) {
     const o = this.o, p = this.pad;
-    const x0 = nowMs - o.spanMs;
+    // The axis spans spanMs, or less while the history is younger (at
+    // least kMinSpanMs), so a server that just started is not a sliver at
+    // the right edge.
+    const kMinSpanMs = 30 * 1000;
+    const age = points.length ? nowMs - points[0].t : 0;
+    const span = Math.min(o.spanMs, Math.max(kMinSpanMs, age));
+    const x0 = nowMs - span;
     const plotW = this.width - p.left - p.right, plotH = this.height - p.top - p.bottom;
     const shown = points.filter((pt) => pt.t >= x0 && pt.t <= nowMs);
     let max = 0;
@@ -52,12 +59,17 @@ class TimeChart {
         if (v !== null && v !== undefined && isFinite(v)) max = Math.max(max, v);
       }
     }
-    if (o.target !== null && isFinite(o.target)) max = Math.max(max, o.target * 1.1);
+    // The target line is drawn when it is within sight of the data; far
+    // above it, it would flatten every line to the floor, so the legend
+    // names it instead.
+    const hasTarget = o.target !== null && isFinite(o.target) && o.target > 0;
+    const targetOnScale = hasTarget && o.target <= 4 * max;
+    if (targetOnScale) max = Math.max(max, o.target * 1.1);
     const top = niceCeiling(max);
     // Round steps: a top of 2.5 or 5 (x 10^k) splits in five, others in four.
     const mantissa = top / Math.pow(10, Math.floor(Math.log10(top)));
     const ticks = mantissa === 2.5 || mantissa === 5 ? 5 : 4;
-    const x = (t) => p.left + ((t - x0) / o.spanMs) * plotW;
+    const x = (t) => p.left + ((t - x0) / span) * plotW;
     const y = (v) => p.top + plotH - (v / top) * plotH;
 
     this.svg.replaceChildren();
@@ -69,14 +81,14 @@ class TimeChart {
       label.textContent = o.format(v);
       this.svg.append(label);
     }
-    for (let m = 0; m <= o.spanMs / 60000; ++m) {
-      const t = nowMs - m * 60000;
-      const label = this.make('text', { x: x(t), y: this.height - 5,
-                                        'text-anchor': m === 0 ? 'end' : 'middle' });
-      label.textContent = m === 0 ? 'now' : `-${m}m`;
+    const stepS = span <= 90 * 1000 ? 15 : span <= 180 * 1000 ? 30 : 60;
+    for (let s = 0; s * 1000 <= span; s += stepS) {
+      const label = this.make('text', { x: x(nowMs - s * 1000), y: this.height - 5,
+                                        'text-anchor': s === 0 ? 'end' : 'middle' });
+      label.textContent = s === 0 ? 'now' : '-' + (s % 60 === 0 ? `${s / 60}m` : s > 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`);
       this.svg.append(label);
     }
-    if (o.target !== null && isFinite(o.target)) {
+    if (targetOnScale) {
       this.svg.append(this.make('line', { class: 'target', x1: p.left, x2: p.left + plotW,
                                           y1: y(o.target), y2: y(o.target) }));
       const label = this.make('text', { class: 'target-label', x: p.left + plotW - 2, y: y(o.target) - 3,
@@ -84,6 +96,7 @@ class TimeChart {
       label.textContent = 'target ' + o.format(o.target);
       this.svg.append(label);
     }
+    this.targetNote = hasTarget && !targetOnScale ? `target ${o.format(o.target)}, off the scale` : '';
     o.series.forEach((s, i) => {
       let d = '';
       let pen = false;
@@ -116,14 +129,19 @@ class TimeChart {
 
   drawLegend() {
     this.legend.replaceChildren();
+
     this.o.series.forEach((s, i) => {
       const v = this.values[i];
-      const item = Swiftlet.el('span', {}, Swiftlet.el('span', { class: 'swatch', style: `background:${s.color}` }),
-                               s.label + ' ');
+      // A style property, not a style attribute: the page's CSP allows
+      // only the former.
+      const swatch = Swiftlet.el('span', { class: 'swatch' });
+      swatch.style.background = s.color;
+      const item = Swiftlet.el('span', {}, swatch, s.label + ' ');
       item.append(Swiftlet.el('b', { 'data-value': s.key },
                               v === null || v === undefined || !isFinite(v) ? '–' : this.o.format(v)));
       this.legend.append(item);
     });
+    if (this.targetNote) this.legend.append(Swiftlet.el('span', { class: 'target-note' }, this.targetNote));
   }
 }
 

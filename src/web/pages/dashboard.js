@@ -20,7 +20,7 @@
   const fmtMs = (v) => (v >= 1000 ? (v / 1000).toFixed(v >= 10000 ? 0 : 1) + ' s' : Swiftlet.ms(v));
   const fmtRate = (v) => (v >= 100 ? Math.round(v) : v >= 10 ? v.toFixed(1) : v.toFixed(2)).toString();
   const fmtCount = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
-  const fmtPct = (v) => (v >= 10 ? Math.round(v) : v.toFixed(1)) + '%';
+  const fmtPct = (v) => (v >= 10 ? Math.round(v) : v >= 1 || v === 0 ? v.toFixed(1) : v.toFixed(2)) + '%';
 
   function makeCharts() {
     const box = document.getElementById('charts');
