@@ -26,8 +26,17 @@ DEPLOY = os.path.join(SOURCE, "deploy")
 METRIC = re.compile(r"(?<![A-Za-z0-9_:])(swiftlet_[A-Za-z0-9_]+)(?![A-Za-z0-9_:(])")
 
 
+# A recording rule's name: level:metric:operation.
+RECORDED = re.compile(r"(?<![A-Za-z0-9_:])([a-z_]+:[A-Za-z0-9_]+:[A-Za-z0-9_]+)")
+
+
 def names_in(text):
     return set(METRIC.findall(text))
+
+
+def recorded_rules():
+    with open(os.path.join(DEPLOY, "prometheus", "swiftlet-rules.yml")) as f:
+        return {r["record"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "record" in r}
 
 
 def dashboard_queries():
@@ -95,9 +104,14 @@ class DeployMetrics(unittest.TestCase):
 
     def check(self, queries):
         self.assertTrue(queries)
+        records = recorded_rules()
         for where, expr in queries:
             names = names_in(expr)
-            self.assertTrue(names or expr.startswith("up"), f"{where}: names no swiftlet metric: {expr}")
+            # A recording rule stands for the swiftlet metrics of its own
+            # expression, which is checked as a rule of its own.
+            recorded = set(RECORDED.findall(expr))
+            self.assertEqual(recorded - records, set(), f"{where}: names a rule that records nothing")
+            self.assertTrue(names or recorded or expr.startswith("up"), f"{where}: names no swiftlet metric: {expr}")
             for name in names:
                 self.assertTrue(name in self.exported, f"{where}: {name} is not exported by swiftlet ({expr})")
 
