@@ -12,8 +12,9 @@
 // Start() runs Sample() every `interval` on a thread of its own, so the
 // history is there when a dashboard opens, not only while one watches.
 //
-// Thread-safe: Sample and Since from any thread. The metrics must outlive
-// this object; the destructor stops the thread.
+// Thread-safe: Sample and Since from any thread; Start and Stop from the
+// owner's. The metrics must outlive this object; the destructor stops the
+// thread.
 #pragma once
 
 #include <chrono>
