@@ -237,7 +237,7 @@ test('live translation: K columns fill over the WebSocket', async () => {
   const languages = await page.$$eval('.column[data-language]:not([data-language="source"])',
     (els) => els.map((e) => e.dataset.language));
   assert.deepEqual(languages.sort(), ['en', 'ja', 'ko', 'zh-Hant']);
-  await page.fill('#budget', '5000');
+  await page.fill('#budget', '10000');
   await page.dispatchEvent('#budget', 'change');
   await page.waitForFunction(() => document.body.dataset.stream === 'open');
   // A typed comment, then the simulated feed.
