@@ -10,7 +10,8 @@
 // load); the playground streams a reply token by token with its counters;
 // the live translation demo fills one column per chosen language over the
 // WebSocket; with --api-keys the pages stay public, /stats wants an admin
-// key, and a pasted key makes the dashboard and playground work.
+// key, and a pasted key makes the dashboard, the playground and the live
+// demo (over POST /v1/translate) work.
 // Screenshots go to SWIFTLET_SCREENSHOTS (docs/screenshots for the ones in
 // the docs) or the test's temporary directory.
 
@@ -309,6 +310,16 @@ test('with --api-keys: pages public, /stats needs an admin key, a pasted key wor
     await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('counters').dataset.state),
       null, { timeout: 60_000 });
     assert.equal(await page.getAttribute('#counters', 'data-state'), 'done');
+    // A WebSocket cannot carry the key: the live demo goes over POST
+    // /v1/translate, and still fills its columns.
+    await page.goto(keyed.url + '/live');
+    await page.waitForFunction(() => document.getElementById('transport').value === 'http');
+    await page.fill('#comment', 'hello with a key');
+    await page.press('#comment', 'Enter');
+    await page.waitForFunction(() => {
+      const cols = [...document.querySelectorAll('.column[data-language]:not([data-language="source"])')];
+      return cols.length === 3 && cols.every((c) => c.querySelector('li[data-id="1"]'));
+    }, null, { timeout: 60_000 });
     await page.close();
   } finally {
     await stopServer(keyed);
