@@ -2,15 +2,30 @@
 # Installs the Debian 12 packages swiftlet's build and tests need. Safe to
 # run again: packages already present are not reinstalled, and apt-get runs
 # only when something is missing.
+#
+# scripts/setup.sh --build-only installs only what building the binary
+# needs (no test tools, no Node packages): what deploy/Dockerfile runs.
 set -euo pipefail
 
+build_only=0
+[ "${1:-}" = "--build-only" ] && build_only=1
+
 packages=(
-  build-essential cmake ninja-build g++ clang libclang-rt-14-dev
+  build-essential cmake ninja-build g++
   libabsl-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-regex python3-jinja2 qemu-user
-  libboost-dev libssl-dev openssl prometheus libhiredis-dev redis-server python3-websockets
+  libboost-dev libssl-dev libhiredis-dev
 )
+if [ "$build_only" -eq 0 ]; then
+  packages+=(
+    clang libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev
+    python3 python3-numpy python3-regex python3-jinja2 python3-yaml qemu-user
+    openssl prometheus redis-server python3-websockets
+    # The browser tests (tests/browser) drive Debian's chromium, with fonts
+    # for the scripts of data/languages.json in its screenshots; the deploy
+    # test runs systemd-analyze on deploy/systemd/swiftlet.service.
+    chromium fonts-noto-core fonts-wqy-zenhei systemd
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,18 +42,28 @@ else
   echo "setup: all packages present" >&2
 fi
 
-# The openai npm package the serve end-to-end test drives, at the version
-# tests/e2e/openai/package-lock.json pins. Skipped when already installed.
-openai_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/e2e/openai"
+[ "$build_only" -eq 1 ] && exit 0
+
+# The npm packages of the Node test suites, at the versions their
+# package-lock.json pins: `npm ci` in each, skipped when the locked version
+# of the suite's main package is already installed.
+#   tests/e2e/openai: the official openai package, against swiftlet serve
+#   tests/browser:    playwright-core, driving Debian's chromium
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command -v node >/dev/null && command -v npm >/dev/null || {
-  echo "setup: node and npm are needed for tests/e2e/openai" >&2; exit 1; }
-locked="$(node -p "require(process.argv[1]).packages['node_modules/openai'].version" \
-  "$openai_dir/package-lock.json")"
-installed="$(node -p "try { require(process.argv[1]).version } catch { '' }" \
-  "$openai_dir/node_modules/openai/package.json")"
-if [ -n "$locked" ] && [ "$installed" = "$locked" ]; then
-  echo "setup: openai $locked present" >&2
-else
-  echo "setup: npm ci in tests/e2e/openai (openai $locked)" >&2
-  (cd "$openai_dir" && npm ci --no-audit --no-fund)
-fi
+  echo "setup: node and npm are needed for tests/e2e/openai and tests/browser" >&2; exit 1; }
+npm_ci() {
+  local dir="$root/$1" package="$2" locked installed
+  locked="$(node -p "require(process.argv[1]).packages['node_modules/$package'].version" \
+    "$dir/package-lock.json")"
+  installed="$(node -p "try { require(process.argv[1]).version } catch { '' }" \
+    "$dir/node_modules/$package/package.json")"
+  if [ -n "$locked" ] && [ "$installed" = "$locked" ]; then
+    echo "setup: $package $locked present in $1" >&2
+  else
+    echo "setup: npm ci in $1 ($package $locked)" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund)
+  fi
+}
+npm_ci tests/e2e/openai openai
+npm_ci tests/browser playwright-core

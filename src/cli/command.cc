@@ -2,7 +2,9 @@
 
 #include <cstdio>
 
+#include "cli/progress.h"
 #include "core/str_cat.h"
+#include "model/model.h"
 
 namespace swiftlet::cli {
 
@@ -13,6 +15,15 @@ int ReportError(std::string_view message) {
 
 int ReportError(const absl::Status& status) {
   return ReportError(std::string_view(status.message().data(), status.message().size()));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
+  ProgressLine line("swiftlet: repacking weights");
+  auto model = Model::Load(path, [&line](int64_t done, int64_t total) {
+    line.Update(done, total, StrCat(done, "/", total, " matrices"));
+  });
+  line.Finish();
+  return model;
 }
 
 absl::StatusOr<TensorType> ParseKvType(const std::string& name) {

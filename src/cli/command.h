@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@
 namespace CLI {
 class App;
 }  // namespace CLI
+
+namespace swiftlet {
+class Model;  // model/model.h
+}  // namespace swiftlet
 
 namespace swiftlet::cli {
 
@@ -44,6 +49,10 @@ Command AddDriveCommand(CLI::App& tools);
 // Prints "swiftlet: error: MESSAGE" on stderr; returns 1.
 int ReportError(std::string_view message);
 int ReportError(const absl::Status& status);
+
+// Model::Load, with a progress line for the repacking on a terminal
+// (cli/progress.h) and nothing extra otherwise.
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path);
 
 // --kv-type: f16, f32 or q8_0.
 absl::StatusOr<TensorType> ParseKvType(const std::string& name);

@@ -1,7 +1,5 @@
 // swiftlet quantize IN OUT TYPE: converts a model's weights and reports the
 // error each tensor picked up.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
@@ -9,6 +7,8 @@
 
 #include "cli/command.h"
 #include "cli/format.h"
+#include "cli/progress.h"
+#include "core/str_cat.h"
 #include "core/parallel_for.h"
 #include "gguf/gguf_file.h"
 #include "model/quantize_model.h"
@@ -22,9 +22,6 @@ struct QuantizeOptions {
   std::string type;
   int threads = 0;  // 0: all cores.
 };
-
-// Files above this size get a progress display on stderr.
-constexpr uint64_t kProgressBytes = uint64_t{64} << 20;
 
 void PrintStats(const TensorQuantStats& s) {
   std::printf("%-36s %-6s %-6s %12s %11.3e %10.3e\n", s.name.c_str(),
@@ -43,23 +40,15 @@ int RunQuantize(const QuantizeOptions& o) {
   auto in = GgufFile::Open(o.in_path);
   if (!in.ok()) return ReportError(in.status());
 
-  const bool show_progress = (*in)->file_size() >= kProgressBytes;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  int last_percent = -1;
-  auto progress = [&](size_t done, size_t total, uint64_t bytes_done, uint64_t bytes_total) {
-    if (!show_progress) return;
-    const int percent = bytes_total ? static_cast<int>(100 * bytes_done / bytes_total) : 100;
-    // On a terminal redraw one line; in a log, a line per 10%.
-    if (tty) {
-      std::fprintf(stderr, "\rquantize: %3d%% (%zu/%zu tensors)%s", percent, done, total,
-                   done == total ? "\n" : "");
-    } else if (percent / 10 != last_percent / 10 || done == total) {
-      std::fprintf(stderr, "quantize: %d%% (%zu/%zu tensors)\n", percent, done, total);
-    }
-    last_percent = percent;
+  ProgressLine line("quantize");
+  auto progress = [&line](size_t done, size_t total, uint64_t bytes_done, uint64_t bytes_total) {
+    // By bytes, which is where the time goes; tensors as the detail.
+    line.Update(static_cast<int64_t>(bytes_done), static_cast<int64_t>(bytes_total),
+                StrCat(done, "/", total, " tensors"));
   };
   const int threads = o.threads > 0 ? o.threads : DefaultThreads();
   auto report = QuantizeModel(**in, o.out_path, *target, threads, progress);
+  line.Finish();
   if (!report.ok()) return ReportError(report.status());
 
   std::printf("%-36s %-6s %-6s %12s %11s %10s\n", "tensor", "from", "to", "bytes", "rms_error",

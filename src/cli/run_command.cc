@@ -55,7 +55,7 @@ int RunRun(const RunOptions& o) {
   if (absl::Status s = ValidateSamplingParams(sp); !s.ok()) return ReportError(s);
   if (o.prompt.empty()) return ReportError("-p: the prompt is empty");
 
-  auto model = Model::Load(o.model_path);
+  auto model = LoadModel(o.model_path);
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
   auto tokenizer = Tokenizer::FromGguf((*model)->file());

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -92,6 +93,35 @@ absl::StatusOr<std::chrono::milliseconds> ParseTimeout(const std::string& flag, 
   return std::chrono::milliseconds(*ns / 1'000'000);
 }
 
+// The dashboard's model card: the config, and the weight type that holds
+// the most bytes as "the" quantization (a Q4_K_M file is mostly Q4_K).
+server::ModelCard CardOf(const Model& model) {
+  const ModelConfig& c = model.config();
+  server::ModelCard card;
+  card.architecture = std::string(ArchitectureName(c.arch));
+  card.context_train = c.n_ctx_train;
+  card.layers = c.n_layer;
+  card.embedding = c.n_embd;
+  card.heads = c.n_head;
+  card.kv_heads = c.n_head_kv;
+  card.ffn = c.n_ff;
+  card.vocab = c.n_vocab;
+  std::map<std::string, uint64_t> bytes_by_type;
+  for (const TensorInfo& t : model.Tensors()) {
+    card.parameters += static_cast<int64_t>(t.n_elements);
+    card.weight_bytes += t.n_bytes;
+    bytes_by_type[std::string(NameOf(t.type))] += t.n_bytes;
+  }
+  uint64_t most = 0;
+  for (const auto& [name, bytes] : bytes_by_type) {
+    if (bytes > most) {
+      most = bytes;
+      card.quantization = name;
+    }
+  }
+  return card;
+}
+
 std::string DefaultModelName(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   if (name.size() > 5 && name.ends_with(".gguf")) name.resize(name.size() - 5);
@@ -164,7 +194,7 @@ int RunServe(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::fprintf(stderr, "swiftlet: loading %s\n", o.model_path.c_str());
-  auto model = Model::Load(o.model_path);
+  auto model = LoadModel(o.model_path);
   if (!model.ok()) return ReportError(model.status());
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return ReportError(tokenizer.status());
@@ -226,6 +256,7 @@ int RunServe(const ServeOptions& o) {
   ao.cache_scope_per_key = o.prefix_cache_scope == "key";
   ao.tls_cert_file = o.tls_cert;
   ao.tls_key_file = o.tls_key;
+  ao.model_card = CardOf(**model);
 
   std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
   (*engine)->Start();

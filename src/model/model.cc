@@ -153,14 +153,14 @@ void AddBias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n
 Model::Model() = default;
 Model::~Model() = default;
 
-absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const LoadProgressFn& progress) {
   std::unique_ptr<Model> m(new Model());
   SWIFTLET_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
   SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
   SWIFTLET_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(*m->file_, m->config_));
   m->weights_ = std::make_unique<ModelWeights>(std::move(weights));
-  m->PackMatrices();
+  m->PackMatrices(progress);
   return m;
 }
 
@@ -171,10 +171,14 @@ std::vector<TensorInfo> Model::Tensors() const {
   return out;
 }
 
-void Model::PackMatrices() {
+void Model::PackMatrices(const LoadProgressFn& progress) {
   const KernelIsa isa = ChosenKernelIsa();
   const int threads = PhysicalCores();
+  const int64_t total = static_cast<int64_t>(weights_->layers.size()) * 7 + 1;
+  int64_t done = 0;
   auto pack = [&](WeightView& w) {
+    if (progress) progress(done, total);
+    ++done;
     std::unique_ptr<PackedWeight> p = PackWeight(w, isa, threads);
     if (p == nullptr) return;
     // The packed copy replaces the file's bytes (except a tail it keeps
@@ -191,6 +195,7 @@ void Model::PackMatrices() {
   // The embedding table keeps the file's rows for GetRows; a tied head gets
   // a packed copy of its own.
   pack(weights_->output);
+  if (progress) progress(done, total);
 }
 
 absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& context,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,9 +40,14 @@ struct TensorInfo {
 
 class Model {
  public:
+  // Repacking, the slow part of a load: `done` of `total` weight matrices,
+  // called on the loading thread after each.
+  using LoadProgressFn = std::function<void(int64_t done, int64_t total)>;
+
   // Opens, validates and binds `path`. Errors name the file and the tensor
-  // or key at fault.
-  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path);
+  // or key at fault. `progress` (may be null) follows the repacking.
+  static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
+                                                     const LoadProgressFn& progress = nullptr);
   ~Model();
 
   const ModelConfig& config() const { return config_; }
@@ -61,7 +67,7 @@ class Model {
   Model();
   // Repacks every matrix whose type has a faster layout on this CPU
   // (kernels/packed_weights.h); the views then point at the packed copies.
-  void PackMatrices();
+  void PackMatrices(const LoadProgressFn& progress);
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;

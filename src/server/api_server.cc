@@ -93,6 +93,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   sc.admin_endpoints_open = o.admin_endpoints_open;
   sc.cache_scope_per_key = o.cache_scope_per_key;
   sc.model_name = o.model_name;
+  sc.model_card = o.model_card;
   sc.stream_origins = o.stream_origins;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "server/model_card.h"
 #include "text/chat_template.h"
 
 namespace swiftlet {
@@ -55,6 +56,8 @@ struct ApiServerOptions {
   // key, read at Start and at each ReloadTls.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // The dashboard's model card (GET /stats).
+  ModelCard model_card;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache

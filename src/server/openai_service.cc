@@ -52,6 +52,8 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
       engine_, tokenizer_, chat_, translate::LanguageTable::BuiltIn(), config_.translate_cache.get(),
       translate_metrics_, tc, engine_.config().clock);
   streams_ = std::make_unique<translate::StreamHub>();
+  stats_ = std::make_unique<StatsHistory>(engine_.metrics());
+  stats_->Start();
   std::random_device rd;
   seeds_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd());
   id_prefix_ = Hex(seeds_() >> 16, 12);
@@ -81,6 +83,9 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("GET", "/probe/download", [this](R request, Writer writer) {
     probe_downloads_.Handle(request, std::move(writer));
   });
+  router_.Add("GET", "/stats", bind(&OpenAiService::Stats));
+  for (const char* page : {"/", "/playground", "/live"}) router_.Add("GET", page, bind(&OpenAiService::WebPage));
+  router_.Add("GET", "/ui/", bind(&OpenAiService::WebPage), /*prefix=*/true);
 }
 
 int64_t OpenAiService::ReceivedNs(const http::HttpRequest& request) const {
@@ -131,8 +136,8 @@ void OpenAiService::Handle(http::HttpRequest request, std::shared_ptr<http::Resp
     }
     return;
   }
-  const bool always = match.route == "/health" || match.route == "/ready" ||
-                      match.route == "/load" || match.route == "/metrics";
+  const bool always = match.route == "/health" || match.route == "/ready" || match.route == "/load" ||
+                      match.route == "/metrics" || match.route == "/stats";
   if (!always && draining_.load(std::memory_order_acquire)) {
     Fail(request, match.route, writer, absl::UnavailableError("the server is shutting down"), start);
     return;
@@ -157,9 +162,11 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   if (table == nullptr) return absl::OkStatus();
   // Probes of liveness and readiness answer anyone (load balancers,
   // kubelets); the operators' views unless the operator opened them.
-  if (route == "/health" || route == "/ready") return absl::OkStatus();
-  const bool admin_route = route == "/metrics" || route == "/load" || route == "/v1/translate/cache" ||
-                           route == "/v1/cache";
+  // The browser pages hold no data: each call they make carries the key
+  // the user pastes.
+  if (route == "/health" || route == "/ready" || IsWebRoute(route)) return absl::OkStatus();
+  const bool admin_route = route == "/metrics" || route == "/load" || route == "/stats" ||
+                           route == "/v1/translate/cache" || route == "/v1/cache";
   if (admin_route && config_.admin_endpoints_open && route != "/v1/translate/cache" && route != "/v1/cache") {
     return absl::OkStatus();
   }
@@ -235,8 +242,10 @@ void OpenAiService::Answered(const http::HttpRequest& request, const std::string
   e.total_ms = Ms(NowNs() - start_ns);
   e.key_id = request.principal;
   e.peer = request.remote_address;
-  // Probes and scrapes would drown the log: only their failures are logged.
-  if (status < 400 && (route == "/health" || route == "/ready" || route == "/load" || route == "/metrics")) {
+  // Probes, scrapes, a dashboard's polls and its page files would drown
+  // the log: only their failures are logged.
+  if (status < 400 && (route == "/health" || route == "/ready" || route == "/load" || route == "/metrics" ||
+                       route == "/stats" || route == "/")) {
     return;
   }
   Record(e);
@@ -632,6 +641,8 @@ void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer)
   const translate::CacheStats cache = config_.translate_cache ? config_.translate_cache->stats() : translate::CacheStats{};
   body += FormatTranslatePrometheus(translate_metrics_, config_.translate_cache ? &cache : nullptr);
   body += FormatKeyMetrics();
+  const EngineConfig& cfg = engine_.config();
+  body += FormatSloTargets(cfg.slo_interactive, cfg.slo_batch, cfg.slo_embedding);
   writer->Respond(200, http::Headers{{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}},
                   std::move(body));
 }

@@ -6,6 +6,8 @@
 //   POST /tokenize, /detokenize
 //   GET  /health (alive), /ready (engine running, not draining),
 //        /load (JSON for load balancers), /metrics (Prometheus text)
+//   GET  /, /playground, /live, /ui/* (the browser pages, src/web), and
+//        /stats (the dashboard's JSON)                 server/web_routes.cc
 //
 // Handlers run on the HTTP I/O threads and do only request-sized work
 // there (parse, template, tokenize, Submit); the model runs on the engine
@@ -26,6 +28,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "absl/base/thread_annotations.h"
 #include "api/types.h"
@@ -36,11 +39,13 @@
 #include "server/audit_log.h"
 #include "server/caller.h"
 #include "server/key_limits.h"
+#include "server/model_card.h"
 #include "server/openai_mapping.h"
 #include "server/probe_download.h"
 #include "server/request_log.h"
 #include "server/router.h"
 #include "server/server_metrics.h"
+#include "server/stats_history.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "translate/translate_metrics.h"
@@ -67,7 +72,12 @@ struct ServiceConfig {
   // With keys: the prefix and translation caches are per key (true), or
   // shared by every caller.
   bool cache_scope_per_key = true;
+  // What the dashboard's model card shows (GET /stats).
+  ModelCard model_card;
 };
+
+// The browser pages' routes (server/web_routes.cc): public even with keys.
+bool IsWebRoute(std::string_view route);
 
 class OpenAiService {
  public:
@@ -107,6 +117,9 @@ class OpenAiService {
   void Translate(const http::HttpRequest& request, Writer writer, const Caller& caller);
   void ClearTranslateCache(const http::HttpRequest& request, Writer writer, const Caller& caller);
   void TranslateStream(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  // server/web_routes.cc
+  void WebPage(const http::HttpRequest& request, Writer writer);
+  void Stats(const http::HttpRequest& request, Writer writer);
   // server/admin_routes.cc
   void ClearCaches(const http::HttpRequest& request, Writer writer, const Caller& caller);
   std::string FormatKeyMetrics() const;
@@ -170,6 +183,9 @@ class OpenAiService {
   std::unique_ptr<translate::StreamHub> streams_;
   // GET /probe/download (swiftlet probe --download-mb).
   ProbeDownloads probe_downloads_;
+  // The dashboard's last minutes. Its thread reads the engine's metrics;
+  // the engine outlives the service, whose destruction stops the thread.
+  std::unique_ptr<StatsHistory> stats_;
   std::function<size_t()> connections_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};

@@ -176,6 +176,23 @@ std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
   return w.Take();
 }
 
+std::string FormatSloTargets(const LatencyTargets& interactive, const LatencyTargets& batch,
+                             const LatencyTargets& embedding, std::string_view prefix) {
+  SWIFTLET_CHECK(IsMetricNamePrefix(prefix));
+  std::string out = StrCat("# HELP ", prefix,
+                           "slo_target_seconds Latency target of a request class (the serve --slo-* flags), "
+                           "in seconds.\n# TYPE ", prefix, "slo_target_seconds gauge\n");
+  const std::pair<const char*, const LatencyTargets*> classes[] = {
+      {"interactive", &interactive}, {"batch", &batch}, {"embedding", &embedding}};
+  for (const auto& [name, t] : classes) {
+    for (const auto& [target, ns] : {std::pair<const char*, int64_t>{"ttft", t->ttft_ns}, {"tpot", t->tpot_ns}}) {
+      if (ns <= 0) continue;
+      out += StrCat(prefix, "slo_target_seconds{class=\"", name, "\",target=\"", target, "\"} ",
+                    FormatPrometheusValue(static_cast<double>(ns) / 1e9), "\n");
+    }
+  }
+  return out;
+}
 
 std::string FormatTranslatePrometheus(const translate::TranslateMetrics& m, const translate::CacheStats* cache,
                                       std::string_view prefix) {

@@ -21,6 +21,14 @@ std::string FormatPrometheus(const EngineMetrics& metrics, std::string_view pref
 std::string FormatTranslatePrometheus(const translate::TranslateMetrics& metrics, const translate::CacheStats* cache,
                                       std::string_view prefix = "swiftlet_");
 
+// The latency targets each class is admitted and scheduled against
+// (--slo-interactive, --slo-batch, --slo-embedding) as a gauge
+// slo_target_seconds{class, target="ttft"|"tpot"}, so alert rules and
+// dashboards compare measured latency with the server's own targets. A
+// target that is not set (0) is left out.
+std::string FormatSloTargets(const LatencyTargets& interactive, const LatencyTargets& batch,
+                             const LatencyTargets& embedding, std::string_view prefix = "swiftlet_");
+
 // A sample value: shortest round-trip form, or NaN, +Inf, -Inf.
 std::string FormatPrometheusValue(double v);
 // A label value with backslash, double quote and newline escaped.

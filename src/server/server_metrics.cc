@@ -12,10 +12,10 @@
 namespace swiftlet::server {
 namespace {
 
-constexpr std::array<std::string_view, 13> kEndpoints = {
+constexpr std::array<std::string_view, 14> kEndpoints = {
     "/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/embeddings", "/tokenize",
     "/detokenize",     "/health",              "/ready",     "/load",          "/metrics",
-    "/",               "/v1/models/{id}",      "other"};
+    "/",               "/v1/models/{id}",      "/stats",     "other"};
 
 }  // namespace
 

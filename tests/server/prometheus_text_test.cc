@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 
@@ -295,6 +296,20 @@ TEST(PrometheusTextTest, TranslationMetricsParseBack) {
   EXPECT_EQ(ValueOf(fams, "swiftlet_translate_cache_entries"), 2);
   // Without a cache, no cache families.
   EXPECT_EQ(Parse(FormatTranslatePrometheus(m, nullptr)).count("swiftlet_translate_cache_hits_total"), 0u);
+}
+
+TEST(PrometheusTextTest, SloTargetsOneGaugePerSetTarget) {
+  const LatencyTargets interactive{500 * kNsPerMs, 100 * kNsPerMs};
+  const LatencyTargets batch{30 * kNsPerSecond, 0};
+  const LatencyTargets embedding{2 * kNsPerSecond, 0};
+  const std::map<std::string, Family> fams = Parse(FormatSloTargets(interactive, batch, embedding));
+  ASSERT_EQ(fams.count("swiftlet_slo_target_seconds"), 1u);
+  EXPECT_EQ(fams.at("swiftlet_slo_target_seconds").type, "gauge");
+  EXPECT_EQ(ValueOf(fams, "swiftlet_slo_target_seconds", {{"class", "interactive"}, {"target", "ttft"}}), 0.5);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_slo_target_seconds", {{"class", "interactive"}, {"target", "tpot"}}), 0.1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_slo_target_seconds", {{"class", "batch"}, {"target", "ttft"}}), 30);
+  // No TPOT target for batch: no sample, rather than a 0 every alert would trip on.
+  EXPECT_EQ(fams.at("swiftlet_slo_target_seconds").samples.size(), 4u);
 }
 
 TEST(PrometheusTextTest, ParserCatchesBrokenHistogram) {
