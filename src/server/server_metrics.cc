@@ -12,10 +12,11 @@
 namespace swiftlet::server {
 namespace {
 
-constexpr std::array<std::string_view, 14> kEndpoints = {
-    "/v1/completions", "/v1/chat/completions", "/v1/models", "/v1/embeddings", "/tokenize",
-    "/detokenize",     "/health",              "/ready",     "/load",          "/metrics",
-    "/",               "/v1/models/{id}",      "/stats",     "other"};
+constexpr std::array<std::string_view, 19> kEndpoints = {
+    "/v1/completions",      "/v1/chat/completions", "/v1/models",          "/v1/embeddings", "/tokenize",
+    "/detokenize",          "/health",              "/ready",              "/load",          "/metrics",
+    "/",                    "/v1/models/{id}",      "/stats",              "/v1/translate",  "/v1/translate/stream",
+    "/v1/translate/cache",  "/v1/cache",            "/probe/download",     "other"};
 
 }  // namespace
 
