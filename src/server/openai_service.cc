@@ -80,7 +80,7 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("GET", "/ready", bind(&OpenAiService::Ready));
   router_.Add("GET", "/load", bind(&OpenAiService::Load));
   router_.Add("GET", "/metrics", bind(&OpenAiService::Metrics));
-  router_.Add("GET", "/probe/download", [this](R request, Writer writer) {
+  router_.Add("GET", "/probe/download", [this](R request, Writer writer, const Caller&) {
     probe_downloads_.Handle(request, std::move(writer));
   });
   router_.Add("GET", "/stats", bind(&OpenAiService::Stats));
