@@ -27,12 +27,13 @@ class ScriptedServer {
  public:
   explicit ScriptedServer(http::TlsServerOptions tls = {}, std::string host = "127.0.0.1") : host_(std::move(host)) {
     http::HttpServerOptions o;
-    o.host = host;
+    o.host = host_;
     o.port = 0;
     o.tls = tls;
     server_ = std::make_unique<http::HttpServer>(
         o, [this](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { Handle(r, std::move(w)); });
-    EXPECT_TRUE(server_->Start().ok());
+    const absl::Status started = server_->Start();
+    EXPECT_TRUE(started.ok()) << started;
     tls_ = tls.enabled();
   }
   ~ScriptedServer() { server_->Stop(200ms); }
