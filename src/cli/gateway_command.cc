@@ -1,6 +1,7 @@
 // swiftlet gateway: the multi-site router's flags, and its signals: SIGINT
 // or SIGTERM stop it (answers in flight get --grace), SIGHUP reloads
-// --sites FILE (a bad file keeps the sites as they were).
+// --sites FILE (a bad file keeps the sites as they were) and the
+// --tls-cert/--tls-key pair (a bad pair keeps the one in use).
 #include <pthread.h>
 #include <signal.h>
 
@@ -44,6 +45,9 @@ struct GatewayFlags {
   std::string connect_timeout = "2s";
   std::string upstream_timeout = "120s";
   std::string grace = "10s";
+  std::string ca_file;   // Authorities for https sites; empty: the system's.
+  std::string tls_cert;  // The gateway's own HTTPS (with tls_key).
+  std::string tls_key;
 };
 
 absl::StatusOr<int64_t> DurationFlag(const std::string& flag, const std::string& text, int64_t min_ns,
@@ -128,6 +132,9 @@ int RunGateway(const GatewayFlags& f) {
   o.health.breaker_failures = f.breaker_failures;
   o.health.breaker_open_ns = *breaker_open;
   o.health.in_flight_penalty_ms = static_cast<double>(*penalty) / kNsPerMs;
+  o.clients.ca_file = f.ca_file;
+  o.tls_cert_file = f.tls_cert;
+  o.tls_key_file = f.tls_key;
 
   // Signals go to the thread that waits for them: blocked before any
   // other thread starts, so every thread inherits the mask.
@@ -141,14 +148,19 @@ int RunGateway(const GatewayFlags& f) {
   gateway::Gateway gw(o);
   if (absl::Status st = gw.Start(*sites); !st.ok()) return ReportError(st);
   const bool v6 = o.host.find(':') != std::string::npos;
-  std::printf("swiftlet: gateway for %zu sites on http://%s%s%s:%u\n", sites->size(), v6 ? "[" : "",
-              o.host.c_str(), v6 ? "]" : "", gw.port());
+  std::printf("swiftlet: gateway for %zu sites on %s://%s%s%s:%u\n", sites->size(), gw.tls() ? "https" : "http",
+              v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "", gw.port());
   std::fflush(stdout);
 
   while (true) {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
     if (signal_number != SIGHUP) break;
+    if (gw.tls()) {
+      const absl::Status st = gw.ReloadTls();
+      std::fprintf(stderr, "swiftlet: SIGHUP: TLS certificate %s%.*s\n", st.ok() ? "reloaded" : "kept: ",
+                   static_cast<int>(st.message().size()), st.message().data());
+    }
     if (f.sites_file.empty()) {
       std::fprintf(stderr, "swiftlet: SIGHUP: no --sites file to reload; sites unchanged\n");
       continue;
@@ -176,7 +188,8 @@ Command AddGatewayCommand(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand(
       "gateway", "Route the API across several sites: latency-aware choice, health, failover, stream affinity");
   cmd->add_option("--listen", f->listen, "Address to listen on, HOST:PORT (default 127.0.0.1:8090; port 0: any)");
-  cmd->add_option("--site", f->sites, "A site, NAME=http://HOST:PORT (repeat for each site)");
+  cmd->add_option("--site", f->sites,
+                  "A site, NAME=http://HOST:PORT or NAME=https://HOST:PORT (repeat for each site)");
   cmd->add_option("--sites", f->sites_file, "File of sites, one 'NAME URL' per line; reloaded on SIGHUP");
   cmd->add_option("--io-threads", f->io_threads, "HTTP I/O threads (default 2)")->check(CLI::Range(1, 64));
   cmd->add_option("--max-connections", f->max_connections, "Client connections at most (default 10000)")
@@ -208,6 +221,12 @@ Command AddGatewayCommand(CLI::App& parent) {
   cmd->add_option("--upstream-timeout", f->upstream_timeout,
                   "Longest silence from a site during a request, first token included (default 120s)");
   cmd->add_option("--grace", f->grace, "On SIGINT/SIGTERM, time for answers in flight (default 10s)");
+  cmd->add_option("--ca", f->ca_file,
+                  "https sites: PEM file of the certificate authorities to trust (default: the system's)");
+  cmd->add_option("--tls-cert", f->tls_cert,
+                  "Serve HTTPS (and wss) to clients with this PEM certificate chain (needs --tls-key); "
+                  "SIGHUP reads it again");
+  cmd->add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert (unencrypted)");
   return {cmd, [f] { return RunGateway(*f); }};
 }
 

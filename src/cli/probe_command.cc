@@ -27,6 +27,7 @@ struct ProbeFlags {
   std::string api_key;
   double download_mb = 0;
   bool json = false;
+  std::string ca_file;
 };
 
 int RunProbe(const ProbeFlags& f) {
@@ -44,6 +45,7 @@ int RunProbe(const ProbeFlags& f) {
   o.model = f.model;
   o.api_key = f.api_key;
   o.download_mb = f.download_mb;
+  o.ca_file = f.ca_file;
   std::vector<probe::Target> targets;
   for (const std::string& url : f.urls) {
     auto t = probe::ParseTarget(url);
@@ -54,9 +56,11 @@ int RunProbe(const ProbeFlags& f) {
   for (const probe::Target& t : targets) results.push_back(probe::ProbeTarget(t, o));
   const std::string out = f.json ? probe::FormatJson(results, o) : probe::FormatText(results, o);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  // Exit 1 when some target could not be measured at all, so scripts notice.
+  // Exit 1 when some target could not be measured at all (for https: no
+  // handshake succeeded either), so scripts notice.
   for (const probe::TargetResult& r : results) {
     if (!r.error.empty() || r.connect.values_ms.empty()) return 1;
+    if (r.target.scheme == probe::Scheme::kHttps && r.tls.values_ms.empty()) return 1;
   }
   return 0;
 }
@@ -67,7 +71,7 @@ Command AddProbeCommand(CLI::App& parent) {
   auto f = std::make_shared<ProbeFlags>();
   CLI::App* cmd = parent.add_subcommand(
       "probe", "Measure the links to sites: connect, TTFB, TTFT percentiles, jitter, loss, throughput");
-  cmd->add_option("urls", f->urls, "Targets, http://HOST:PORT")->required();
+  cmd->add_option("urls", f->urls, "Targets, http://HOST:PORT or https://HOST:PORT")->required();
   cmd->add_option("--samples", f->samples, "Attempts per measurement (default 10)")->check(CLI::Range(1, 100000));
   cmd->add_option("--interval", f->interval, "Pause between samples (default 100ms)");
   cmd->add_option("--timeout", f->timeout, "Per attempt; past it the attempt counts as lost (default 2s)");
@@ -77,6 +81,8 @@ Command AddProbeCommand(CLI::App& parent) {
   cmd->add_option("--download-mb", f->download_mb,
                   "Throughput test: download this many MiB from /probe/download (default off)")
       ->check(CLI::Range(0.0, probe::kMaxDownloadMb));
+  cmd->add_option("--ca", f->ca_file,
+                  "https targets: PEM file of the certificate authorities to trust (default: the system's)");
   cmd->add_flag("--json", f->json, "Print JSON instead of a table");
   return {cmd, [f] { return RunProbe(*f); }};
 }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/str_cat.h"
 #include "gateway/delayed_tasks.h"
 #include "gateway/forwarding.h"
 #include "gateway/gateway_context.h"
@@ -11,6 +12,7 @@
 #include "gateway/status_pages.h"
 #include "gateway/websocket_relay.h"
 #include "http/server.h"
+#include "http/tls_options.h"
 #include "http/websocket.h"
 
 namespace swiftlet::gateway {
@@ -36,6 +38,29 @@ Gateway::~Gateway() { Stop(std::chrono::milliseconds(0)); }
 absl::Status Gateway::Start(const std::vector<SiteSpec>& sites) {
   if (started_) return absl::FailedPreconditionError("the gateway was started before");
   SWIFTLET_RETURN_IF_ERROR(CheckSiteList(sites));
+  if (!options_.clients.ca_file.empty()) {
+    // Checked up front, even before any https site: a bad file would
+    // otherwise only show as every https site's connections failing.
+    http::TlsClientOptions tls;
+    tls.use_tls = true;
+    tls.ca_file = options_.clients.ca_file;
+    if (absl::Status s = http::CheckTlsClientOptions(tls); !s.ok()) {
+      return absl::InvalidArgumentError(StrCat("--ca: ", s.message()));
+    }
+  }
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(options_.tls_cert_file.empty() ? "--tls-key needs --tls-cert"
+                                                                     : "--tls-cert needs --tls-key");
+  }
+  http::TlsServerOptions server_tls;
+  server_tls.cert_file = options_.tls_cert_file;
+  server_tls.key_file = options_.tls_key_file;
+  if (server_tls.enabled()) {
+    // Before the first poll, so a bad file fails fast and starts nothing.
+    if (absl::Status s = http::CheckTlsServerOptions(server_tls); !s.ok()) {
+      return absl::InvalidArgumentError(StrCat("--tls-cert/--tls-key: ", s.message()));
+    }
+  }
   started_ = true;
   table_->Replace(sites);
   poller_->Start();
@@ -52,6 +77,7 @@ absl::Status Gateway::Start(const std::vector<SiteSpec>& sites) {
   so.body_timeout = options_.body_timeout;
   so.idle_timeout = options_.idle_timeout;
   so.error_body = JsonErrorBody;
+  so.tls = server_tls;
   server_ = std::make_unique<http::HttpServer>(
       so, [this](http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer) {
         Handle(std::move(request), std::move(writer));
@@ -79,6 +105,13 @@ absl::Status Gateway::ReplaceSites(const std::vector<SiteSpec>& sites) {
 }
 
 void Gateway::CountReloadError() { ctx_->counters.reload_errors.fetch_add(1, std::memory_order_relaxed); }
+
+bool Gateway::tls() const { return !options_.tls_cert_file.empty(); }
+
+absl::Status Gateway::ReloadTls() {
+  if (!tls() || server_ == nullptr) return absl::FailedPreconditionError("the gateway does not serve https");
+  return server_->ReloadTls();
+}
 
 void Gateway::Stop(std::chrono::milliseconds grace) {
   if (stopped_) return;

@@ -12,8 +12,8 @@
 // x-swiftlet-site: NAME; the gateway's own refusals (no site, overload)
 // are OpenAI-shaped errors without it.
 //
-// Threads: Start, ReplaceSites and Stop from control threads (not from an
-// I/O thread); the page functions from any thread.
+// Threads: Start, ReplaceSites, ReloadTls and Stop from control threads
+// (not from an I/O thread); the page functions from any thread.
 #pragma once
 
 #include <chrono>
@@ -50,7 +50,9 @@ class Gateway {
 
   // Takes the sites (CheckSiteList), polls each once (waiting at most the
   // poll timeout plus a second, so the first requests find sites scored),
-  // then listens. Error if the sites are bad or the address cannot be bound.
+  // then listens. Error if the sites are bad, the CA file
+  // (options.clients.ca_file) or the certificate and key do not load, or the
+  // address cannot be bound.
   absl::Status Start(const std::vector<SiteSpec>& sites);
 
   // The bound port, after Start.
@@ -61,6 +63,13 @@ class Gateway {
   absl::Status ReplaceSites(const std::vector<SiteSpec>& sites);
   // Counts a failed reload in /metrics (the caller could not read the file).
   void CountReloadError();
+
+  // True when the listener speaks HTTPS (options.tls_cert_file given).
+  bool tls() const;
+  // Reads the listener's certificate and key again (http::HttpServer::
+  // ReloadTls): new connections use them; on error the old ones stay.
+  // FailedPrecondition without TLS or before Start.
+  absl::Status ReloadTls();
 
   // Stops accepting, lets requests in flight finish for up to `grace`, then
   // cancels the rest and stops polling. Idempotent.

@@ -25,6 +25,11 @@ struct GatewayOptions {
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds body_timeout{30'000};
   std::chrono::milliseconds idle_timeout{60'000};
+  // HTTPS (and wss) towards the clients when a certificate is given: the
+  // PEM chain and its unencrypted key, read at Start and again at
+  // Gateway::ReloadTls. Empty: plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 
   // Proxied requests in flight at once; past it a request gets 503 at once.
   size_t max_in_flight = 4096;

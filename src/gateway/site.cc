@@ -34,6 +34,17 @@ const char* FailoverReasonName(FailoverReason r) {
   return "?";
 }
 
+namespace {
+
+http::TlsClientOptions TlsOf(const SiteSpec& spec, const SiteClientOptions& options) {
+  http::TlsClientOptions tls;
+  tls.use_tls = spec.scheme == Scheme::kHttps;
+  if (tls.use_tls) tls.ca_file = options.ca_file;
+  return tls;
+}
+
+}  // namespace
+
 Site::Site(SiteSpec spec, const HealthPolicy& policy, const SiteClientOptions& options)
     : spec_(std::move(spec)), options_(options), health_(policy) {
   http::HttpClientOptions proxy;
@@ -46,6 +57,7 @@ Site::Site(SiteSpec spec, const HealthPolicy& policy, const SiteClientOptions& o
   proxy.max_body_bytes = options.max_response_bytes;
   proxy.max_event_bytes = options.max_event_bytes;
   proxy.max_idle_connections = options.max_idle_connections;
+  proxy.tls = TlsOf(spec_, options);
   proxy_ = std::make_unique<http::HttpClient>(proxy);
 
   http::HttpClientOptions poll = proxy;
@@ -90,6 +102,7 @@ std::shared_ptr<http::WebSocket> Site::ConnectWebSocket(std::string target, http
     o.socket.max_message_bytes = options_.websocket_max_message_bytes;
     o.socket.ping_interval = options_.websocket_ping_interval;
     o.socket.handshake_timeout = options_.connect_timeout;
+    o.tls = TlsOf(spec_, options_);
     websockets_ = std::make_unique<http::WebSocketClient>(o);
   }
   return websockets_->Connect(std::move(target), std::move(headers), std::move(handlers));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 
 namespace swiftlet::gateway {
 
@@ -24,6 +25,12 @@ struct SiteClientOptions {
   // large, a ping every interval, the upgrade within connect_timeout.
   size_t websocket_max_message_bytes = 1 << 20;
   std::chrono::milliseconds websocket_ping_interval{15'000};
+  // https sites (proxied requests, polls, wss relays): the authorities
+  // their certificates must chain to, a PEM file read when a site's
+  // clients are made (at start and for each site a reload adds); empty:
+  // the system's trust store. The certificate must also name the site's
+  // host (a DNS name, or an IP address in its IP SANs).
+  std::string ca_file;
 };
 
 }  // namespace swiftlet::gateway

@@ -51,11 +51,12 @@ absl::StatusOr<SiteSpec> ParseSite(std::string_view name, std::string_view url) 
     spec.scheme = Scheme::kHttp;
     spec.port = 80;
   } else if (rest.starts_with("https://")) {
-    return absl::UnimplementedError(
-        StrCat("site ", name, ": https is not supported yet (TLS to sites comes with issue 24); "
-                              "give the site's plain http:// address"));
+    rest.remove_prefix(8);
+    spec.scheme = Scheme::kHttps;
+    spec.port = 443;
   } else {
-    return absl::InvalidArgumentError(StrCat("site ", name, ": expected http://HOST[:PORT], got \"", shown, "\""));
+    return absl::InvalidArgumentError(
+        StrCat("site ", name, ": expected http://HOST[:PORT] or https://HOST[:PORT], got \"", shown, "\""));
   }
   if (rest.ends_with("/")) rest.remove_suffix(1);
   if (rest.ends_with("/v1")) rest.remove_suffix(3);
@@ -102,7 +103,8 @@ absl::StatusOr<SiteSpec> ParseSite(std::string_view name, std::string_view url) 
   }
   spec.host = std::string(host);
   const bool v6 = spec.host.find(':') != std::string::npos;
-  spec.url = StrCat("http://", v6 ? "[" : "", spec.host, v6 ? "]" : "", ":", spec.port);
+  spec.url = StrCat(spec.scheme == Scheme::kHttps ? "https://" : "http://", v6 ? "[" : "", spec.host, v6 ? "]" : "",
+                    ":", spec.port);
   return spec;
 }
 

@@ -23,8 +23,8 @@ inline constexpr size_t kMaxSiteNameBytes = 64;
 inline constexpr size_t kMaxSiteLineBytes = 1024;
 inline constexpr size_t kMaxSitesFileBytes = 64 << 10;
 
-// The transport to a site. Only plain HTTP is served today; https (issue
-// 24) parses to kHttps so the gateway can say so, and slots in here.
+// The transport to a site: plain HTTP, or HTTPS (the site's certificate
+// verified against SiteClientOptions::ca_file, or the system's authorities).
 enum class Scheme { kHttp, kHttps };
 
 struct SiteSpec {
@@ -32,7 +32,7 @@ struct SiteSpec {
   std::string url;   // As given, normalised: scheme://host:port (no path).
   Scheme scheme = Scheme::kHttp;
   std::string host;  // Without brackets for IPv6.
-  uint16_t port = 80;
+  uint16_t port = 80;  // 443 by default for https.
 
   bool operator==(const SiteSpec&) const = default;
 };
@@ -40,9 +40,8 @@ struct SiteSpec {
 // A site name: 1..64 of [A-Za-z0-9._-].
 absl::Status CheckSiteName(std::string_view name);
 
-// "http://HOST[:PORT][/]" (an optional trailing "/v1" is accepted and
-// dropped, as OpenAI base URLs carry it). https is refused for now with a
-// message that says why.
+// "http://HOST[:PORT][/]" or "https://HOST[:PORT][/]" (an optional
+// trailing "/v1" is accepted and dropped, as OpenAI base URLs carry it).
 absl::StatusOr<SiteSpec> ParseSite(std::string_view name, std::string_view url);
 
 // One `--site` flag: "NAME=URL".

@@ -3,7 +3,7 @@
 // the link's connect as a new user would:
 //
 //   connect  start (before the socket) to TCP connected
-//   tls      the TLS handshake (https; with issue 24)
+//   tls      the TLS handshake alone (https), after the TCP connect
 //   ttfb     start to the first byte of GET /health's answer (curl's
 //            time_starttransfer)
 //   ttft     start to the first token event of POST /v1/completions
@@ -33,6 +33,9 @@ struct ProbeOptions {
   std::string api_key;                 // Bearer token, if the target wants one.
   double download_mb = 0;              // 0: no throughput test.
   int64_t download_timeout_ns = 120'000'000'000;
+  // https targets: PEM file of the authorities their certificates must
+  // chain to; empty: the system's trust store (transport.h's TlsContext).
+  std::string ca_file;
 };
 
 struct DownloadResult {
@@ -44,7 +47,7 @@ struct DownloadResult {
 
 struct TargetResult {
   Target target;
-  std::string error;  // Set when the target could not be probed at all (resolution, https).
+  std::string error;  // Set when the target could not be probed at all (resolution, a bad CA file).
   Samples connect, tls, ttfb, ttft;
   std::optional<DownloadResult> download;
 };

@@ -1,6 +1,6 @@
-// A probe target as the user names it: http://HOST[:PORT] (a trailing "/"
-// or "/v1" is dropped). https parses, so the report can say that TLS
-// probing is not there yet (issue 24) instead of failing on the URL.
+// A probe target as the user names it: http://HOST[:PORT] or
+// https://HOST[:PORT] (ports 80 and 443 by default; a trailing "/" or
+// "/v1" is dropped).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Transport over a plain TCP socket (POSIX): non-blocking connect bounded
-// by poll(), then reads and writes each bounded by the same deadline.
+// by poll(), then reads and writes each bounded by the same deadline; for
+// https the TLS handshake follows (tls_transport.cc), timed on its own.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,7 @@
 
 #include "core/clock.h"
 #include "core/str_cat.h"
-#include "probe/transport.h"
+#include "probe/tcp_transport.h"
 
 namespace swiftlet::probe {
 namespace {
@@ -27,9 +28,9 @@ int PollMs(int64_t deadline_ns) {
   return static_cast<int>(std::min<int64_t>((left + 999'999) / 1'000'000, 60'000));
 }
 
-// Waits for `events` on fd until the deadline: OK, DeadlineExceeded, or
-// Unavailable for a poll error.
-absl::Status Wait(int fd, short events, int64_t deadline_ns, const char* what) {
+}  // namespace
+
+absl::Status WaitFor(int fd, short events, int64_t deadline_ns, const char* what) {
   while (true) {
     pollfd p{fd, events, 0};
     const int timeout = PollMs(deadline_ns);
@@ -43,46 +44,37 @@ absl::Status Wait(int fd, short events, int64_t deadline_ns, const char* what) {
   }
 }
 
-class TcpTransport final : public Transport {
- public:
-  explicit TcpTransport(int fd) : fd_(fd) {}
-  ~TcpTransport() override { ::close(fd_); }
+TcpTransport::~TcpTransport() { ::close(fd_); }
 
-  absl::Status Write(std::string_view data, int64_t deadline_ns) override {
-    while (!data.empty()) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        data.remove_prefix(static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        SWIFTLET_RETURN_IF_ERROR(Wait(fd_, POLLOUT, deadline_ns, "send"));
-        continue;
-      }
-      return absl::UnavailableError(StrCat("send: ", std::strerror(errno)));
+absl::Status TcpTransport::Write(std::string_view data, int64_t deadline_ns) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
     }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<size_t> Read(char* buffer, size_t max, int64_t deadline_ns) override {
-    while (true) {
-      const ssize_t n = ::recv(fd_, buffer, max, 0);
-      if (n >= 0) return static_cast<size_t>(n);
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        SWIFTLET_RETURN_IF_ERROR(Wait(fd_, POLLIN, deadline_ns, "receive"));
-        continue;
-      }
-      return absl::UnavailableError(StrCat("receive: ", std::strerror(errno)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      SWIFTLET_RETURN_IF_ERROR(WaitFor(fd_, POLLOUT, deadline_ns, "send"));
+      continue;
     }
+    return absl::UnavailableError(StrCat("send: ", std::strerror(errno)));
   }
+  return absl::OkStatus();
+}
 
- private:
-  const int fd_;
-};
-
-}  // namespace
+absl::StatusOr<size_t> TcpTransport::Read(char* buffer, size_t max, int64_t deadline_ns) {
+  while (true) {
+    const ssize_t n = ::recv(fd_, buffer, max, 0);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      SWIFTLET_RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline_ns, "receive"));
+      continue;
+    }
+    return absl::UnavailableError(StrCat("receive: ", std::strerror(errno)));
+  }
+}
 
 int64_t NowNs() { return SystemClock().NowNs(); }
 
@@ -105,11 +97,10 @@ absl::StatusOr<ResolvedTarget> Resolve(const Target& target) {
   return r;
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> Connect(const ResolvedTarget& target, int64_t deadline_ns,
-                                                   ConnectTimes* times) {
-  if (target.target.scheme == Scheme::kHttps) {
-    return absl::UnimplementedError("https targets are not probed yet (TLS comes with issue 24)");
-  }
+absl::StatusOr<std::unique_ptr<Transport>> Connect(const ResolvedTarget& target, const TlsContext* tls,
+                                                   int64_t deadline_ns, ConnectTimes* times) {
+  const bool https = target.target.scheme == Scheme::kHttps;
+  if (https && tls == nullptr) return absl::FailedPreconditionError("an https target needs a TLS context");
   ConnectTimes t;
   t.start_ns = NowNs();
   const int fd = ::socket(target.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -121,7 +112,7 @@ absl::StatusOr<std::unique_ptr<Transport>> Connect(const ResolvedTarget& target,
     if (errno != EINPROGRESS) {
       return absl::UnavailableError(StrCat("connect to ", target.target.url, ": ", std::strerror(errno)));
     }
-    SWIFTLET_RETURN_IF_ERROR(Wait(fd, POLLOUT, deadline_ns, "connect"));
+    SWIFTLET_RETURN_IF_ERROR(WaitFor(fd, POLLOUT, deadline_ns, "connect"));
     int error = 0;
     socklen_t len = sizeof(error);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
@@ -131,7 +122,14 @@ absl::StatusOr<std::unique_ptr<Transport>> Connect(const ResolvedTarget& target,
   }
   t.connect_ns = NowNs() - t.start_ns;
   if (times != nullptr) *times = t;
-  return std::unique_ptr<Transport>(std::move(transport));
+  if (!https) return std::unique_ptr<Transport>(std::move(transport));
+  // connect_ns stays the TCP connect alone, as for http targets; the
+  // handshake is timed apart.
+  auto secure =
+      StartTls(std::move(transport), *tls, target.target.host, target.target.url, deadline_ns, &t.tls_ns);
+  if (!secure.ok()) return secure.status();
+  if (times != nullptr) *times = t;
+  return secure;
 }
 
 }  // namespace swiftlet::probe

@@ -64,20 +64,28 @@ class Site:
 
 
 class Gateway:
-    def __init__(self, swiftlet, *flags):
+    """`swiftlet gateway`; `context` (an ssl.SSLContext) when it serves https."""
+
+    def __init__(self, swiftlet, *flags, context=None):
+        self.context = context
         self.process = subprocess.Popen([swiftlet, "gateway", "--listen", "127.0.0.1:0", *flags],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
-        if " on http://" not in line:
+        if " on http://" not in line and " on https://" not in line:
             err = self.process.stderr.read() if self.process.poll() is not None else ""
             self.stop()
             raise AssertionError(f"gateway did not start: {line!r} {err}")
         self.url = line.strip().split(" on ")[-1]
-        self.host, port = self.url[len("http://"):].rsplit(":", 1)
+        self.host, port = self.url.split("://", 1)[1].rsplit(":", 1)
         self.port = int(port)
 
+    def connection(self, timeout=30):
+        if self.context is not None:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.context)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
     def get(self, path):
-        c = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        c = self.connection()
         try:
             c.request("GET", path)
             r = c.getresponse()

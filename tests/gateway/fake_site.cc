@@ -9,9 +9,10 @@ namespace swiftlet::gateway::testing {
 
 using namespace std::chrono_literals;
 
-FakeSite::FakeSite(std::string name) : name_(std::move(name)) {
+FakeSite::FakeSite(std::string name, http::TlsServerOptions tls) : name_(std::move(name)), tls_(tls.enabled()) {
   http::HttpServerOptions o;
   o.port = 0;
+  o.tls = std::move(tls);
   o.io_threads = 2;
   server_ = std::make_unique<http::HttpServer>(
       o, [this](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { Handle(std::move(r), std::move(w)); });
@@ -32,7 +33,7 @@ void FakeSite::Stop() {
   server_->Stop(200ms);
 }
 
-std::string FakeSite::url() const { return StrCat("http://127.0.0.1:", server_->port()); }
+std::string FakeSite::url() const { return StrCat(tls_ ? "https" : "http", "://127.0.0.1:", server_->port()); }
 
 int FakeSite::requests(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -29,7 +29,8 @@ class FakeSite {
     kHang,             // SSE: "one", then nothing until the client leaves
   };
 
-  explicit FakeSite(std::string name);
+  // With a certificate in `tls`, the site speaks only https and wss.
+  explicit FakeSite(std::string name, http::TlsServerOptions tls = {});
   ~FakeSite();
 
   std::string url() const;
@@ -62,6 +63,7 @@ class FakeSite {
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
 
   const std::string name_;
+  const bool tls_;
   std::unique_ptr<http::HttpServer> server_;
   std::atomic<Mode> mode_{Mode::kOk};
   std::atomic<double> wait_ms_{0};

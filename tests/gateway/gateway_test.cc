@@ -2,13 +2,16 @@
 // choice by published wait, failover before the first byte (5xx, 429 with
 // its bench, connect errors and the breaker), SSE passed through as it
 // comes, the error event when a stream breaks, cancellation of a client
-// that leaves, the WebSocket relay, stream affinity, and the pages.
+// that leaves, the WebSocket relay, stream affinity, and the pages; and
+// TLS on both sides: https/wss sites verified against --ca, the gateway's
+// own https listener.
 #include "gateway/gateway.h"
 
 #include <chrono>
 #include <future>
 #include <thread>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "gateway/fake_site.h"
 #include "http/client.h"
 #include "http/server_fixture.h"
+#include "http/test_pki.h"
 #include "http/websocket_client.h"
 
 namespace swiftlet::gateway {
@@ -39,6 +43,8 @@ GatewayOptions TestOptions() {
   o.clients.upstream_idle_timeout = 5s;
   return o;
 }
+
+std::string ErrorOf(const Fetched& f) { return f.status.ok() ? "" : std::string(f.status.message()); }
 
 std::vector<SiteSpec> Specs(const std::vector<FakeSite*>& sites) {
   std::vector<SiteSpec> out;
@@ -406,6 +412,122 @@ TEST_F(GatewayTest, OwnPagesAndBounds) {
   EXPECT_EQ(big.response.status, 413);
   EXPECT_EQ(a_.requests("/v1/completions"), 0);
   EXPECT_EQ(Fetch(*client_, Post("/metrics")).response.status, 405);
+}
+
+class GatewayTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pki = http::testing::TestPki::Create();
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = std::make_unique<http::testing::TestPki>(*std::move(pki));
+    auto cert = pki_->IssueServerCert("site", "1001");
+    ASSERT_TRUE(cert.ok()) << cert.status();
+    site_tls_.cert_file = cert->cert;
+    site_tls_.key_file = cert->key;
+    auto own = pki_->IssueServerCert("gateway", "2002");
+    ASSERT_TRUE(own.ok()) << own.status();
+    own_ = *own;
+    site_ = std::make_unique<FakeSite>("s", site_tls_);
+  }
+  void TearDown() override {
+    if (gateway_) gateway_->Stop(100ms);
+  }
+
+  // The gateway's own listener on https, its sites trusted through `ca_file`.
+  GatewayOptions TlsGatewayOptions(const std::string& ca_file) const {
+    GatewayOptions o = TestOptions();
+    o.clients.ca_file = ca_file;
+    o.tls_cert_file = own_.cert;
+    o.tls_key_file = own_.key;
+    return o;
+  }
+  http::TlsClientOptions ClientTls() const {
+    http::TlsClientOptions tls;
+    tls.use_tls = true;
+    tls.ca_file = pki_->ca_file();
+    return tls;
+  }
+
+  std::unique_ptr<http::testing::TestPki> pki_;
+  http::TlsServerOptions site_tls_;
+  http::testing::ServerCertFiles own_;
+  std::unique_ptr<FakeSite> site_;  // https and wss only.
+  std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(GatewayTlsTest, HttpsAndWssEndToEnd) {
+  FakeSite& site = *site_;
+  gateway_ = std::make_unique<Gateway>(TlsGatewayOptions(pki_->ca_file()));
+  ASSERT_TRUE(gateway_->Start(Specs({&site})).ok());
+  EXPECT_TRUE(gateway_->tls());
+
+  http::HttpClientOptions co;
+  co.port = gateway_->port();
+  co.tls = ClientTls();
+  http::HttpClient client(co);
+  Fetched f = Fetch(client, Post("/v1/completions"));
+  ASSERT_TRUE(f.status.ok()) << ErrorOf(f);
+  EXPECT_EQ(f.response.status, 200) << f.response.body;
+  EXPECT_EQ(SiteOf(f), "s");
+  EXPECT_EQ(SiteJson(client, "s")["url"], site.url());
+
+  // A live stream: wss to the gateway, wss from it to the site.
+  http::WebSocketClientOptions wo;
+  wo.port = gateway_->port();
+  wo.tls = ClientTls();
+  http::WebSocketClient ws_client(wo);
+  auto got = std::make_shared<std::promise<std::string>>();
+  http::WebSocketClientHandlers h;
+  h.on_message = [got, once = std::make_shared<std::once_flag>()](std::string text) {
+    std::call_once(*once, [&] { got->set_value(text); });
+  };
+  auto ws = ws_client.Connect("/v1/translate/stream?languages=ja&stream_id=t1", {}, std::move(h));
+  ws->SendText("hello");
+  auto message = got->get_future();
+  ASSERT_EQ(message.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(message.get(), "s:hello");
+  ws->Close(1000, "done");
+
+  // A new certificate for the listener: OK, and still served.
+  EXPECT_TRUE(gateway_->ReloadTls().ok());
+  Fetched again = Fetch(client, http::testing::Get("/health"));
+  EXPECT_EQ(again.response.status, 200) << ErrorOf(again);
+}
+
+TEST_F(GatewayTlsTest, ASiteWhoseCertificateDoesNotVerifyGetsNothing) {
+  FakeSite& site = *site_;
+  auto other = http::testing::TestPki::Create();
+  ASSERT_TRUE(other.ok()) << other.status();
+  GatewayOptions o = TestOptions();
+  o.clients.ca_file = other->ca_file();
+  gateway_ = std::make_unique<Gateway>(o);
+  ASSERT_TRUE(gateway_->Start(Specs({&site})).ok());
+  http::HttpClientOptions co;
+  co.port = gateway_->port();
+  http::HttpClient client(co);
+  Fetched f = Fetch(client, Post("/v1/completions"));
+  EXPECT_GE(f.response.status, 500) << f.response.body;  // The gateway's own refusal.
+  EXPECT_EQ(site.requests("/v1/completions"), 0);
+  const std::string error = SiteJson(client, "s")["last_error"].dump();
+  EXPECT_NE(error.find("certificate verify failed"), std::string::npos) << error;
+  EXPECT_EQ(gateway_->ReloadTls().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(GatewayTlsTest, BadTlsFilesFailStart) {
+  FakeSite& site = *site_;
+  GatewayOptions no_ca = TestOptions();
+  no_ca.clients.ca_file = pki_->dir() + "/missing.pem";
+  absl::Status s = Gateway(no_ca).Start(Specs({&site}));
+  EXPECT_NE(s.message().find("missing.pem"), std::string::npos) << s;
+
+  GatewayOptions no_key = TlsGatewayOptions(pki_->ca_file());
+  no_key.tls_key_file.clear();
+  EXPECT_EQ(Gateway(no_key).Start(Specs({&site})).code(), absl::StatusCode::kInvalidArgument);
+
+  GatewayOptions wrong_key = TlsGatewayOptions(pki_->ca_file());
+  wrong_key.tls_key_file = site_tls_.key_file;
+  s = Gateway(wrong_key).Start(Specs({&site}));
+  EXPECT_NE(s.message().find("does not match"), std::string::npos) << s;
 }
 
 }  // namespace
