@@ -61,7 +61,9 @@ std::optional<Refusal> RefuseHeader(const error_code& ec) {
   return std::nullopt;
 }
 
-std::optional<Refusal> RefuseDeclaredBody(const RequestParser& parser, const RequestLimits& limits) {
+std::optional<Refusal> RefuseParsedHeader(const RequestParser& parser, size_t header_bytes,
+                                          const RequestLimits& limits) {
+  if (header_bytes > limits.max_header_bytes) return Refusal{431, "request header fields too large"};
   if (parser.content_length() && *parser.content_length() > limits.max_body_bytes) {
     return Refusal{413, "request body too large"};
   }
@@ -138,7 +140,11 @@ RequestParseResult ParseHttpRequest(std::string_view bytes, const RequestLimits&
     if (!header_done && parser.is_header_done()) {
       header_done = true;
       result.expects_continue = internal::ExpectsContinue(parser);
-      if (auto refusal = internal::RefuseDeclaredBody(parser, limits)) return refuse(*refusal);
+      // The parser is not eager: the put that ended the header consumed
+      // no body bytes, so `consumed` is the header's size.
+      if (auto refusal = internal::RefuseParsedHeader(parser, consumed, limits)) {
+        return refuse(*refusal);
+      }
     }
     if (parser.is_done()) {
       internal::TakenRequest taken = internal::TakeRequest(parser);

@@ -31,8 +31,14 @@ void SetRequestLimits(RequestParser& parser, const RequestLimits& limits);
 // `ec` is not the client's fault to be told about (end of stream, a reset,
 // a timeout: the connection just closes).
 std::optional<Refusal> RefuseHeader(const boost::system::error_code& ec);
-// After a header that parsed: a declared body over the limit.
-std::optional<Refusal> RefuseDeclaredBody(const RequestParser& parser, const RequestLimits& limits);
+// After a header that parsed in `header_bytes` bytes (what the parser
+// consumed up to the header's end): a header over the limit, or a declared
+// body over the limit. Beast applies its header limit to the start line and
+// to the fields separately when both are in the buffer at once, so a header
+// of up to twice the limit can pass it when it arrives whole and not when it
+// arrives in pieces; counting here makes the answer not depend on the reads.
+std::optional<Refusal> RefuseParsedHeader(const RequestParser& parser, size_t header_bytes,
+                                          const RequestLimits& limits);
 // After reading the body failed with `ec`; nullopt as for RefuseHeader.
 std::optional<Refusal> RefuseBody(const boost::system::error_code& ec);
 

@@ -302,14 +302,17 @@ class Connection final : public internal::ServerConnection,
     internal::SetRequestLimits(*parser_, limits());
     ArmTimer(core_->options.header_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = self()](error_code ec, size_t) { self->OnHeader(ec); });
+                             [self = self()](error_code ec, size_t header_bytes) {
+                               self->OnHeader(ec, header_bytes);
+                             });
   }
 
   RequestLimits limits() const {
     return RequestLimits{core_->options.max_header_bytes, core_->options.max_body_bytes};
   }
 
-  void OnHeader(error_code ec) {
+  // `header_bytes`: what the parser consumed, the header and nothing more.
+  void OnHeader(error_code ec, size_t header_bytes) {
     if (state_ == State::kClosed) return;
     if (ec && read_timed_out_) return AnswerTimeout(/*header=*/true);
     if (ec) {
@@ -317,7 +320,7 @@ class Connection final : public internal::ServerConnection,
       return refusal ? Answer(refusal->status, refusal->message) : Close();
     }
     if (draining_ || core_->draining.load()) return Answer(503, "server is shutting down");
-    if (auto refusal = internal::RefuseDeclaredBody(*parser_, limits())) {
+    if (auto refusal = internal::RefuseParsedHeader(*parser_, header_bytes, limits())) {
       return Answer(refusal->status, refusal->message);
     }
     if (parser_->is_done()) return Dispatch();
