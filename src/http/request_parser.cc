@@ -136,6 +136,11 @@ RequestParseResult ParseHttpRequest(std::string_view bytes, const RequestLimits&
       }
       pending.erase(0, used);
       consumed += used;
+      // As the server counts (server.cc): before the header's end, every
+      // byte held, taken or waiting, is header.
+      if (!parser.is_header_done() && consumed + pending.size() > limits.max_header_bytes) {
+        return refuse(internal::Refusal{431, "request header fields too large"});
+      }
     }
     if (!header_done && parser.is_header_done()) {
       header_done = true;

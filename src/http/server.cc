@@ -301,17 +301,44 @@ class Connection final : public internal::ServerConnection,
     parser_.emplace();
     internal::SetRequestLimits(*parser_, limits());
     ArmTimer(core_->options.header_timeout);
-    bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = self()](error_code ec, size_t header_bytes) {
-                               self->OnHeader(ec, header_bytes);
-                             });
+    header_bytes_ = 0;
+    ReadHeaderSome();
+  }
+
+  // The header is read with our own loop rather than async_read_header so
+  // that the limit counts every byte of it: Beast alone measures the start
+  // line and the fields separately when they arrive in one read.
+  void ReadHeaderSome() {
+    while (buffer_.size() > 0 && !parser_->is_header_done()) {
+      error_code ec;
+      const size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      header_bytes_ += used;
+      if (ec == bhttp::error::need_more) break;
+      if (ec) return OnHeader(ec, header_bytes_);
+    }
+    if (parser_->is_header_done()) return OnHeader({}, header_bytes_);
+    // Not done: every byte held so far, taken or waiting, is header.
+    if (header_bytes_ + buffer_.size() > core_->options.max_header_bytes) {
+      return OnHeader(bhttp::error::header_limit, header_bytes_);
+    }
+    const size_t room = buffer_.max_size() - buffer_.size();
+    if (room == 0) return OnHeader(bhttp::error::buffer_overflow, header_bytes_);
+    stream_.async_read_some(buffer_.prepare(std::min<size_t>(room, 65536)),
+                            [self = self()](error_code ec, size_t n) {
+                              if (self->state_ == State::kClosed) return;
+                              if (ec) return self->OnHeader(ec, self->header_bytes_);
+                              self->buffer_.commit(n);
+                              self->ReadHeaderSome();
+                            });
   }
 
   RequestLimits limits() const {
     return RequestLimits{core_->options.max_header_bytes, core_->options.max_body_bytes};
   }
 
-  // `header_bytes`: what the parser consumed, the header and nothing more.
+  // `header_bytes`: what the parser consumed, the header and nothing more
+  // (it is not eager: the put that ends the header takes no body bytes).
   void OnHeader(error_code ec, size_t header_bytes) {
     if (state_ == State::kClosed) return;
     if (ec && read_timed_out_) return AnswerTimeout(/*header=*/true);
@@ -530,6 +557,7 @@ class Connection final : public internal::ServerConnection,
   std::vector<asio::const_buffer> write_buffers_;
   size_t write_count_ = 0;
   size_t lingered_ = 0;
+  size_t header_bytes_ = 0;  // Taken by the parser for the header being read.
   std::string remote_;
   bool read_pending_ = false;
   bool writing_ = false;

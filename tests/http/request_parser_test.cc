@@ -65,6 +65,13 @@ TEST(RequestParserTest, HeaderLimitIsTheSameWholeOrInPieces) {
       EXPECT_EQ(r.outcome, Outcome::kRefused) << over << " bytes in pieces of " << piece;
       EXPECT_EQ(r.status, 431) << over << " bytes in pieces of " << piece;
     }
+    // More than the limit held with no end of header yet: refused now, not
+    // left waiting for the rest (another fuzz finding).
+    std::string unterminated = header_of(limit + 3);
+    unterminated.resize(unterminated.size() - 2);
+    RequestParseResult r = ParseHttpRequest(unterminated, Small(), piece);
+    EXPECT_EQ(r.outcome, Outcome::kRefused) << "pieces of " << piece;
+    EXPECT_EQ(r.status, 431) << "pieces of " << piece;
   }
 }
 

@@ -208,6 +208,13 @@ TEST_F(ServerTest, HeaderLimitCountsTheStartLineToo) {
   RawSocket well_over = RawSocket::Connect(port());
   well_over.Send(header_of(1900));
   EXPECT_EQ(ReadResponse(well_over, 2s).status, 431);
+  // Over the limit with the header not ended yet: answered at once, not at
+  // the header timeout.
+  RawSocket unterminated = RawSocket::Connect(port());
+  std::string partial = header_of(1100);
+  partial.resize(partial.size() - 2);
+  unterminated.Send(partial);
+  EXPECT_EQ(ReadResponse(unterminated, 2s).status, 431);
 }
 
 TEST_F(ServerTest, SlowLorisIsClosedAtTheHeaderTimeout) {
