@@ -137,8 +137,9 @@ RequestParseResult ParseHttpRequest(std::string_view bytes, const RequestLimits&
       pending.erase(0, used);
       consumed += used;
       // As the server counts (server.cc): before the header's end, every
-      // byte held, taken or waiting, is header.
-      if (!parser.is_header_done() && consumed + pending.size() > limits.max_header_bytes) {
+      // byte held, taken or waiting, is header; not ended in max bytes is
+      // over max (as Beast refuses a full window without an end).
+      if (!parser.is_header_done() && consumed + pending.size() >= limits.max_header_bytes) {
         return refuse(internal::Refusal{431, "request header fields too large"});
       }
     }

@@ -318,8 +318,9 @@ class Connection final : public internal::ServerConnection,
       if (ec) return OnHeader(ec, header_bytes_);
     }
     if (parser_->is_header_done()) return OnHeader({}, header_bytes_);
-    // Not done: every byte held so far, taken or waiting, is header.
-    if (header_bytes_ + buffer_.size() > core_->options.max_header_bytes) {
+    // Not done: every byte held so far, taken or waiting, is header, and a
+    // header that has not ended in `max` bytes is over `max`.
+    if (header_bytes_ + buffer_.size() >= core_->options.max_header_bytes) {
       return OnHeader(bhttp::error::header_limit, header_bytes_);
     }
     const size_t room = buffer_.max_size() - buffer_.size();
