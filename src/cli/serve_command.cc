@@ -70,6 +70,7 @@ struct ServeOptions {
   std::string audit_log_max_size = "100MiB";
   int audit_log_keep = 5;
   bool no_prefix_cache = false;
+  bool no_prefix_warmup = false;
   std::string tls_cert;                // HTTPS when set (with tls_key).
   std::string tls_key;
 };
@@ -219,6 +220,7 @@ int RunServe(const ServeOptions& o) {
   cfg.slo_batch = *slo_batch;
   cfg.slo_embedding = *slo_embedding;
   cfg.prefix_cache = !o.no_prefix_cache;
+  cfg.warm_refused_prefixes = !o.no_prefix_warmup;
   cfg.scrub_kv = o.scrub_kv;
   auto engine = Engine::Create(**model, **tokenizer, cfg);
   if (!engine.ok()) return ReportError(engine.status());
@@ -385,6 +387,9 @@ Command AddServeCommand(CLI::App& parent) {
                   "(default: any)")
       ->delimiter(',');
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Do not reuse cached prompt blocks");
+  cmd->add_flag("--no-prefix-warmup", o->no_prefix_warmup,
+                "Do not compute, at batch priority, the prompt of a request refused because its "
+                "uncached prefix alone is over its TTFT target");
   cmd->add_option("--tls-cert", o->tls_cert,
                   "Serve HTTPS (and wss) with this PEM certificate chain (needs --tls-key); "
                   "SIGHUP reads it again");

@@ -2,7 +2,10 @@
 // engine thread publishes after every step (DESIGN.md, "Admission at
 // enqueue").
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
+#include <string>
 
 #include "core/str_cat.h"
 #include "engine/engine.h"
@@ -19,6 +22,19 @@ constexpr int32_t kMaxTopLogprobs = 20;
 constexpr int64_t kMaxEstimateHorizonNs = 60 * kNsPerSecond;
 // The share of a TTFT target admission plans to (see Admit).
 constexpr double kTtftHeadroom = 0.9;
+
+// A prefix warm-up's sink: nothing goes to a client; when it completes,
+// another warm-up may start.
+class WarmupSink final : public RequestSink {
+ public:
+  explicit WarmupSink(std::shared_ptr<std::atomic<bool>> in_flight) : in_flight_(std::move(in_flight)) {}
+  void OnTokens(const TokenEvent&) override {}
+  void OnFinish(int32_t, FinishReason, const std::string&) override {}
+  void OnComplete(const Usage&, const Timings&) override { in_flight_->store(false); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> in_flight_;
+};
 
 }  // namespace
 
@@ -129,6 +145,13 @@ SubmitResult Engine::Admit(Request& request) {
     result.retry_after_ms = std::max<int64_t>(1, (retry_ns + kNsPerMs - 1) / kNsPerMs);
     return result;
   };
+  // What the prefix cache holds of the prompt now, read without the engine
+  // thread; MatchPrefix attaches it when the request starts.
+  const int64_t cached_now =
+      config_.prefix_cache && !o.embedding
+          ? parts_->kv.CachedPrefixTokens(request.cache_scope, request.prompt,
+                                          static_cast<int64_t>(request.prompt.size()) - 1)
+          : 0;
   EngineSnapshot snapshot;
   QueuedRequest candidate;
   {
@@ -159,7 +182,7 @@ SubmitResult Engine::Admit(Request& request) {
     }
     if (targets.ttft_ns > 0 && cost.per_token_ns > 0) {
       snapshot = SnapshotLocked();
-      candidate = DescribeNew(request, targets);
+      candidate = DescribeNew(request, targets, cached_now);
     }
   }
   int64_t estimate_ns = -1;
@@ -190,17 +213,23 @@ SubmitResult Engine::Admit(Request& request) {
                              " ms"),
                       over);
       }
-      return refuse(RefusalReason::kTtftTarget,
-                    est.ttft_ns == TtftEstimate::kNever
-                        ? StrCat("time to first token would be over ", horizon / kNsPerMs,
-                                 " ms, past the target of ", targets.ttft_ns / kNsPerMs, " ms")
-                        : StrCat("time to first token would be about ", (est.ttft_ns + waited) / kNsPerMs,
-                                 " ms, over the target of ", targets.ttft_ns / kNsPerMs, " ms"),
-                    over);
+      std::string message =
+          est.ttft_ns == TtftEstimate::kNever
+              ? StrCat("time to first token would be over ", horizon / kNsPerMs, " ms, past the target of ",
+                       targets.ttft_ns / kNsPerMs, " ms")
+              : StrCat("time to first token would be about ", (est.ttft_ns + waited) / kNsPerMs,
+                       " ms, over the target of ", targets.ttft_ns / kNsPerMs, " ms");
+      int64_t retry_ns = over;
+      if (WarmRefusedPrefix(request, snapshot, candidate, left, horizon, cached_now, &retry_ns)) {
+        message += "; the prompt is too long for the target until its prefix is cached, and it is "
+                   "being computed at batch priority: retry after the Retry-After time";
+      }
+      return refuse(RefusalReason::kTtftTarget, std::move(message), retry_ns);
     }
   }
   auto a = std::make_unique<Active>();
   a->ttft_estimate_ns = estimate_ns;
+  a->cached_at_admission = cached_now;
   a->id = next_id_++;
   a->targets = targets;
   a->ttft_deadline_ns = request.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
@@ -220,7 +249,45 @@ SubmitResult Engine::Admit(Request& request) {
   return result;
 }
 
-QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& targets) const {
+bool Engine::WarmRefusedPrefix(const Request& request, const EngineSnapshot& snapshot,
+                               const QueuedRequest& candidate, int64_t left, int64_t horizon,
+                               int64_t cached_tokens, int64_t* retry_ns) {
+  const RequestOptions& o = request.options;
+  if (!config_.warm_refused_prefixes || !config_.prefix_cache || o.embedding ||
+      o.latency_class == LatencyClass::kBatch) {
+    return false;
+  }
+  // Every full block but the last token's is cached already: nothing to warm.
+  const int64_t block = config_.kv_block_tokens;
+  const int64_t cacheable = (static_cast<int64_t>(request.prompt.size()) - 1) / block * block;
+  if (cached_tokens >= cacheable) return false;
+  // Only a prompt that misses on an idle engine: a refusal because of the
+  // work ahead is not helped by adding work.
+  EngineSnapshot idle;
+  idle.limits = snapshot.limits;
+  for (const QueuedRequest& q : snapshot.requests) idle.limits.kv_blocks_available += q.kv_blocks;
+  idle.cost = snapshot.cost;
+  const TtftEstimate alone = EstimateTtft(idle, candidate, std::max(horizon, left));
+  if (alone.ttft_ns != TtftEstimate::kNever && alone.ttft_ns + alone.max_step_ns <= left) return false;
+  bool idle_warmup = false;
+  if (!warmup_in_flight_->compare_exchange_strong(idle_warmup, true)) return false;
+  Request warm;
+  warm.prompt = request.prompt;  // A group's shared part: what its branches have in common.
+  warm.cache_scope = request.cache_scope;  // Cached for this tenant only, as the request would be.
+  warm.options.latency_class = LatencyClass::kBatch;
+  warm.options.max_tokens = 1;
+  warm.sink = std::make_shared<WarmupSink>(warmup_in_flight_);
+  if (!Admit(warm).accepted()) {
+    warmup_in_flight_->store(false);
+    return false;
+  }
+  metrics_.prefix_warmups_total.Add();
+  if (alone.ttft_ns != TtftEstimate::kNever) *retry_ns = alone.ttft_ns + alone.max_step_ns;
+  return true;
+}
+
+QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& targets,
+                                  int64_t cached_tokens) const {
   QueuedRequest q;
   q.latency_class = r.options.latency_class;
   q.ttft_deadline_ns = r.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
@@ -229,8 +296,13 @@ QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& target
   for (const auto& b : r.branches) branch_tokens += static_cast<int64_t>(b.size());
   // A group runs as a prompt of its shared part and every branch.
   q.prompt_tokens = static_cast<int64_t>(r.prompt.size()) + branch_tokens;
-  q.prefill_tokens = std::max<int64_t>(
-      1, std::llround(state_.prefill_share * static_cast<double>(r.prompt.size())) + branch_tokens);
+  // The recent share of prompts computed, or less when the cache is known to
+  // hold more of this one: a cached prefix is not work, and a cold one is
+  // not assumed warmer than average (requests queued with it may warm it).
+  const int64_t prompt = static_cast<int64_t>(r.prompt.size());
+  const int64_t expected =
+      std::min<int64_t>(std::llround(state_.prefill_share * static_cast<double>(prompt)), prompt - cached_tokens);
+  q.prefill_tokens = std::max<int64_t>(1, expected + branch_tokens);
   q.n = r.options.n;
   // An embedding is done with its prompt: nothing to decode.
   q.decode_tokens = r.options.embedding ? 0 : std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
@@ -276,8 +348,11 @@ QueuedRequest Engine::Describe(const Active& a) const {
     q.decode_tokens = remaining;
   } else {
     const int64_t left = static_cast<int64_t>(first.tokens.size()) - first.computed;
-    q.prefill_tokens =
-        unforked + (q.started ? left : std::llround(state_.prefill_share * static_cast<double>(left)));
+    const int64_t expected =
+        q.started ? left
+                  : std::min<int64_t>(std::llround(state_.prefill_share * static_cast<double>(left)),
+                             left - (first.computed == 0 ? a.cached_at_admission : 0));
+    q.prefill_tokens = unforked + expected;
     q.prefill_tokens = std::max<int64_t>(1, q.prefill_tokens);
     q.n = a.prompt_done ? std::max<int32_t>(1, alive) : o.n;
     q.decode_tokens = o.embedding    ? 0
@@ -290,7 +365,9 @@ QueuedRequest Engine::Describe(const Active& a) const {
 EngineSnapshot Engine::SnapshotLocked() const {
   EngineSnapshot s;
   s.requests = state_.requests;
-  for (const auto& p : incoming_) s.requests.push_back(DescribeNew(p->request, p->targets));
+  for (const auto& p : incoming_) {
+    s.requests.push_back(DescribeNew(p->request, p->targets, p->cached_at_admission));
+  }
   s.limits.step_tokens = config_.scheduler.step_tokens;
   s.limits.chunk_tokens = config_.scheduler.chunk_tokens;
   s.limits.max_running = config_.max_running;
@@ -312,7 +389,7 @@ int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class
   {
     std::lock_guard<std::mutex> lock(mu_);
     snapshot = SnapshotLocked();
-    candidate = DescribeNew(probe, TargetsFor(probe.options));
+    candidate = DescribeNew(probe, TargetsFor(probe.options), 0);
   }
   const TtftEstimate est = EstimateTtft(snapshot, candidate, kMaxEstimateHorizonNs);
   return std::min(est.ttft_ns, kMaxEstimateHorizonNs);

@@ -66,6 +66,13 @@ struct EngineConfig {
   // Embedding requests: ttft is the time to the embedding.
   LatencyTargets slo_embedding{2 * kNsPerSecond, 0};
   bool prefix_cache = true;
+  // A prompt refused because it cannot meet its TTFT target even on an
+  // idle engine, while part of it is not cached, has that prompt computed
+  // once at batch priority (one at a time), so the prefix it shares with
+  // the requests after it (a translation instruction, a system prompt) is
+  // cached and they fit their target. Without it a cold long prefix would
+  // be refused forever: nothing admitted would ever cache it.
+  bool warm_refused_prefixes = true;
   // Zero KV blocks as they are freed or taken from the prefix cache.
   bool scrub_kv = false;
   const Clock* clock = nullptr;       // null: SystemClock()
@@ -180,7 +187,15 @@ class Engine final : public RequestQueue {
   // The estimator's view of an admitted request, and of one not taken by
   // the loop yet (both require mu_), and the whole snapshot.
   QueuedRequest Describe(const Active& a) const;
-  QueuedRequest DescribeNew(const Request& r, const LatencyTargets& targets) const;
+  // `cached_tokens`: what the prefix cache held of its prompt at admission.
+  QueuedRequest DescribeNew(const Request& r, const LatencyTargets& targets, int64_t cached_tokens) const;
+  // After `request` was refused for its TTFT target: starts computing its
+  // prompt at batch priority when the refusal is about the prompt's own
+  // length (EngineConfig::warm_refused_prefixes); true when it did, and
+  // then `retry_ns` is when the prefix should be cached.
+  bool WarmRefusedPrefix(const Request& request, const EngineSnapshot& snapshot,
+                         const QueuedRequest& candidate, int64_t left, int64_t horizon,
+                         int64_t cached_tokens, int64_t* retry_ns);
   EngineSnapshot SnapshotLocked() const;
   LatencyTargets TargetsFor(const RequestOptions& o) const;
 
@@ -205,6 +220,8 @@ class Engine final : public RequestQueue {
   uint64_t next_id_ = 1;
   bool accepting_ = true;
   bool clear_prefix_cache_ = false;
+  // A prefix warm-up is running (WarmRefusedPrefix); its sink clears it.
+  std::shared_ptr<std::atomic<bool>> warmup_in_flight_ = std::make_shared<std::atomic<bool>>(false);
   bool stop_ = false;
   std::thread thread_;
 };

@@ -54,6 +54,9 @@ struct Engine::Active {
   bool prompt_done = false;
   bool cancelled = false;
   int64_t cached_tokens = 0;
+  // What the prefix cache held of its prompt when it was admitted (the
+  // estimate's until it is matched).
+  int64_t cached_at_admission = 0;
   int64_t first_prefill_ns = -1;
   int64_t prompt_done_ns = -1;
   int64_t first_token_ns = -1;

@@ -170,6 +170,7 @@ struct EngineMetrics {
   CounterVec<FinishReason, kFinishReasonCount> requests_finished;  // By reason.
   CounterVec<RefusalReason, kRefusalReasonCount> refusals;         // kNone not valid.
   Counter preemptions_total;
+  Counter prefix_warmups_total;  // Refused prompts computed to cache their prefix.
 };
 
 }  // namespace swiftlet

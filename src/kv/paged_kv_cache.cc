@@ -13,6 +13,11 @@
 namespace swiftlet {
 namespace {
 
+// The chain root of a prefix-cache scope (0: the global one).
+uint64_t ScopeRootHash(uint64_t scope) {
+  return scope == 0 ? PrefixCache::kRootHash : DefaultChainHash(PrefixCache::kRootHash ^ scope, {});
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -135,7 +140,7 @@ absl::StatusOr<int32_t> PagedKvCache::CreateSequence(uint64_t scope) {
   // Each scope's chains start from a root of their own; parents' hashes
   // are compared on lookup, so chains of two scopes never meet.
   Sequence& s = seqs_[static_cast<size_t>(id)];
-  s.root_hash = scope == 0 ? PrefixCache::kRootHash : DefaultChainHash(PrefixCache::kRootHash ^ scope, {});
+  s.root_hash = ScopeRootHash(scope);
   s.chain_hash = s.root_hash;
   return id;
 }
@@ -275,6 +280,14 @@ absl::Status PagedKvCache::Free(int32_t seq) {
   free_ids_.push_back(seq);
   --live_sequences_;
   return absl::OkStatus();
+}
+
+int64_t PagedKvCache::CachedPrefixTokens(uint64_t scope, std::span<const int32_t> tokens,
+                                         int64_t max_tokens) const {
+  const int64_t B = shape_.block_tokens;
+  const int64_t n_full =
+      std::max<int64_t>(0, std::min<int64_t>(static_cast<int64_t>(tokens.size()), max_tokens)) / B;
+  return prefix_.LeadingCachedBlocks(ScopeRootHash(scope), tokens, n_full) * B;
 }
 
 absl::StatusOr<int64_t> PagedKvCache::MatchPrefix(int32_t seq, std::span<const int32_t> tokens,

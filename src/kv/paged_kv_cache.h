@@ -115,6 +115,11 @@ class PagedKvCache final : public KvStore {
   // tokens and more; only new blocks are hashed. After a hash collision
   // the sequence registers no more.
   absl::Status Commit(int32_t seq, std::span<const int32_t> tokens);
+  // Thread-safe, unlike the rest: the leading tokens of `tokens` (at most
+  // max_tokens, whole blocks) that MatchPrefix would likely attach now for a
+  // sequence of `scope`, judged by hash alone. For admission's estimate on
+  // a caller's thread; the cache must outlive the call.
+  int64_t CachedPrefixTokens(uint64_t scope, std::span<const int32_t> tokens, int64_t max_tokens) const;
   const PrefixCacheStats& prefix_stats() const { return prefix_.stats(); }
   // Forgets every registered block: unreferenced ones go back to the free
   // list, referenced ones stay with their sequences (which may register

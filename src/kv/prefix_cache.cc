@@ -1,6 +1,7 @@
 #include "kv/prefix_cache.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/check.h"
 
@@ -35,6 +36,7 @@ PrefixCache::PrefixCache(int64_t block_tokens, int32_t n_blocks)
       tokens_(static_cast<size_t>(n_blocks) * static_cast<size_t>(block_tokens)) {
   SWIFTLET_CHECK(block_tokens > 0 && n_blocks >= 0);
   map_.reserve(static_cast<size_t>(n_blocks));
+  shared_->hashes.reserve(static_cast<size_t>(n_blocks));
 }
 
 void PrefixCache::SetHashFunction(ChainHashFn hash) {
@@ -70,6 +72,10 @@ void PrefixCache::Insert(uint64_t hash, uint64_t parent_hash, PrefixEntryRef par
   SWIFTLET_CHECK(!IsRegistered(block));
   const bool inserted = map_.emplace(hash, block).second;
   SWIFTLET_CHECK(inserted);
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->hashes.insert(hash);
+  }
   Entry& e = entries_[static_cast<size_t>(block)];
   e.registered = true;
   e.hash = hash;
@@ -95,6 +101,10 @@ void PrefixCache::Remove(int32_t block) {
   SWIFTLET_CHECK(IsRegistered(block));
   Entry& e = entries_[static_cast<size_t>(block)];
   map_.erase(e.hash);
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->hashes.erase(e.hash);
+  }
   e.registered = false;
   ++e.generation;  // Children naming the old registration can no longer match.
 }
@@ -120,6 +130,23 @@ void PrefixCache::RecordQuery(int64_t query_tokens, int64_t hit_tokens) {
   stats_.query_tokens += static_cast<uint64_t>(query_tokens);
   if (hit_tokens > 0) ++stats_.hit_queries;
   stats_.hit_tokens += static_cast<uint64_t>(hit_tokens);
+}
+
+int64_t PrefixCache::LeadingCachedBlocks(uint64_t root_hash, std::span<const int32_t> tokens,
+                                         int64_t max_blocks) const {
+  const int64_t n = std::min<int64_t>(max_blocks, static_cast<int64_t>(tokens.size()) / block_tokens_);
+  // Hashed outside the lock: only the lookups hold it.
+  std::vector<uint64_t> chain;
+  chain.reserve(static_cast<size_t>(std::max<int64_t>(0, n)));
+  uint64_t hash = root_hash;
+  for (int64_t i = 0; i < n; ++i) {
+    hash = Hash(hash, tokens.subspan(static_cast<size_t>(i * block_tokens_), static_cast<size_t>(block_tokens_)));
+    chain.push_back(hash);
+  }
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  int64_t held = 0;
+  while (held < n && shared_->hashes.contains(chain[static_cast<size_t>(held)])) ++held;
+  return held;
 }
 
 }  // namespace swiftlet

@@ -14,16 +14,20 @@
 // The index holds no references: PagedKvCache owns the blocks (BlockPool),
 // decides what to register, and erases an entry when it evicts its block.
 // Memory is fixed at construction (tokens of every block, one map entry per
-// block at most). Not thread-safe: owned and used by the engine thread.
+// block at most). Not thread-safe: owned and used by the engine thread,
+// except LeadingCachedBlocks, which admission calls from any thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 namespace swiftlet {
 
@@ -90,6 +94,13 @@ class PrefixCache {
   // True for the root and for a registration that is still in the index.
   bool IsLive(PrefixEntryRef ref) const;
   int64_t size() const { return static_cast<int64_t>(map_.size()); }
+  // Thread-safe: how many of the leading full blocks of `tokens` (at most
+  // max_blocks) the index holds now under the chain from `root_hash`, by
+  // hash alone (no content check, so a collision can count as held). An
+  // estimate for admission, made without the engine thread; MatchPrefix is
+  // what attaches blocks.
+  int64_t LeadingCachedBlocks(uint64_t root_hash, std::span<const int32_t> tokens,
+                              int64_t max_blocks) const;
 
   const PrefixCacheStats& stats() const { return stats_; }
   void RecordQuery(int64_t query_tokens, int64_t hit_tokens);
@@ -110,6 +121,13 @@ class PrefixCache {
   std::vector<Entry> entries_;     // By block id.
   std::vector<int32_t> tokens_;    // By block id, block_tokens_ each.
   absl::flat_hash_map<uint64_t, int32_t> map_;  // Chain hash -> block.
+  // The hashes of map_, for readers on other threads (LeadingCachedBlocks);
+  // behind a pointer so the index stays movable.
+  struct SharedHashes {
+    mutable std::mutex mu;
+    absl::flat_hash_set<uint64_t> hashes;
+  };
+  std::unique_ptr<SharedHashes> shared_ = std::make_unique<SharedHashes>();
   PrefixCacheStats stats_;
 };
 

@@ -173,6 +173,8 @@ std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
   w.AddCounterVec("refusals", m.refusals, "Requests refused at submission, by reason.");
   w.AddCounter("preemptions_total", m.preemptions_total,
             "Running requests preempted for KV cache space.");
+  w.AddCounter("prefix_warmups_total", m.prefix_warmups_total,
+               "Prompts refused for their TTFT target whose prefix was computed at batch priority.");
   return w.Take();
 }
 

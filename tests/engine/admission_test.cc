@@ -224,5 +224,65 @@ TEST(AdmissionTest, BatchPrefillNeverPreemptsInteractiveDecodes) {
   }
 }
 
+// A long shared prefix that is not cached: every request with it misses its
+// TTFT target even on an idle engine, so without help none is admitted and
+// none caches it. The first refusal computes the prompt at batch priority
+// (one warm-up at a time); once it is done, the next request with the same
+// prefix is admitted on the cache's word and meets its target. Off, the
+// prefix stays cold and requests stay refused.
+std::vector<int32_t> WithSuffix(const std::vector<int32_t>& prefix, uint32_t seed) {
+  std::vector<int32_t> p = prefix;
+  const std::vector<int32_t> suffix = Prompt(seed, 12);
+  p.insert(p.end(), suffix.begin(), suffix.end());
+  return p;
+}
+
+void StepUntilIdle(Scripted& s) {
+  for (int i = 0; i < 1000; ++i) {
+    const EngineState st = s.engine->state();
+    if (st.running == 0 && st.waiting == 0 && i > 0) return;
+    s.engine->StepForTesting();
+  }
+  ADD_FAILURE() << "the engine did not go idle";
+}
+
+TEST(AdmissionTest, ColdLongPrefixIsWarmedOnceThenAdmitted) {
+  for (bool warm : {true, false}) {
+    SCOPED_TRACE(warm ? "warm-up on" : "warm-up off");
+    EngineConfig cfg = Config();
+    cfg.prefix_cache = true;
+    cfg.warm_refused_prefixes = warm;
+    // 300 prompt tokens take three chunks, about 66 ms on the script; the
+    // 12 past a cached 288-token prefix take one step of about 4 ms.
+    cfg.slo_interactive = {40 * kNsPerMs, 100 * kNsPerMs};
+    auto s = MakeScripted(cfg);
+    ASSERT_NE(s, nullptr);
+    const std::vector<int32_t> prefix = Prompt(500, 288);
+
+    const SubmitResult first = s->engine->Submit(Make(WithSuffix(prefix, 501), 4, std::make_shared<Recorder>()));
+    EXPECT_EQ(first.refused, RefusalReason::kTtftTarget) << first.message;
+    EXPECT_EQ(first.message.find("batch priority") != std::string::npos, warm) << first.message;
+    // While it is being computed, another refusal starts no second warm-up.
+    const SubmitResult second = s->engine->Submit(Make(WithSuffix(prefix, 502), 4, std::make_shared<Recorder>()));
+    EXPECT_EQ(second.refused, RefusalReason::kTtftTarget) << second.message;
+    EXPECT_EQ(s->engine->metrics().prefix_warmups_total.Value(), warm ? 1u : 0u);
+
+    StepUntilIdle(*s);
+    auto sink = std::make_shared<Recorder>();
+    const int64_t submitted = s->clock.NowNs();
+    const SubmitResult third = s->engine->Submit(Make(WithSuffix(prefix, 503), 4, sink));
+    if (!warm) {
+      EXPECT_EQ(third.refused, RefusalReason::kTtftTarget) << third.message;
+      continue;
+    }
+    ASSERT_TRUE(third.accepted()) << third.message;
+    StepUntilIdle(*s);
+    ASSERT_FALSE(sink->events.empty());
+    EXPECT_LE(sink->events.front().time_ns - submitted, cfg.slo_interactive.ttft_ns);
+    EXPECT_EQ(sink->usage.cached_prompt_tokens, 288);
+    EXPECT_EQ(s->engine->metrics().prefix_warmups_total.Value(), 1u);
+  }
+}
+
 }  // namespace
 }  // namespace swiftlet

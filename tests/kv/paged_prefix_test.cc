@@ -2,7 +2,9 @@
 // hash collisions (injected) that must never be served.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "kv/paged_kv_cache.h"
@@ -303,6 +305,91 @@ TEST(PagedPrefixTest, CommitReregistersItsOwnBlocksAfterAnEviction) {
   EXPECT_EQ(Match(cache, q, t, 8), 8);
   EXPECT_EQ(Blocks(cache, q), Blocks(cache, s));
   ExpectRows(cache, q, 0, 8, 1);
+}
+
+// CachedPrefixTokens (admission's view, by hash, from any thread) says what
+// MatchPrefix then attaches: per scope, after evictions and a clear.
+TEST(PagedPrefixTest, CachedPrefixTokensAgreesWithMatchPrefix) {
+  PagedKvCache cache = MakeCache(6);
+  const std::vector<int32_t> t1 = {1, 1, 1, 1, 2, 2, 2, 2, 5};
+  const std::vector<int32_t> t2 = {3, 3, 3, 3, 4, 4, 4, 4, 6};
+  const std::vector<int32_t> t1_other_tail = {1, 1, 1, 1, 9, 9, 9, 9, 9};
+  auto in_scope = [&](uint64_t scope) {
+    auto s = cache.CreateSequence(scope);
+    EXPECT_TRUE(s.ok());
+    return *s;
+  };
+  const int32_t a = in_scope(0);
+  Extend(cache, a, 8, 1);
+  ASSERT_TRUE(cache.Commit(a, t1).ok());
+  const int32_t b = in_scope(7);
+  Extend(cache, b, 8, 2);
+  ASSERT_TRUE(cache.Commit(b, t2).ok());
+  ASSERT_TRUE(cache.Free(a).ok());
+  ASSERT_TRUE(cache.Free(b).ok());
+  struct Query {
+    uint64_t scope;
+    const std::vector<int32_t>* tokens;
+    int64_t max_tokens;
+    int64_t expected;
+  };
+  const Query queries[] = {
+      {0, &t1, 8, 8}, {0, &t1, 7, 4}, {0, &t1, 3, 0}, {0, &t1_other_tail, 8, 4},
+      {7, &t1, 8, 0}, {0, &t2, 8, 0}, {7, &t2, 8, 8}, {9, &t2, 8, 0},
+  };
+  auto check_all = [&](const char* when) {
+    for (const Query& q : queries) {
+      const int64_t predicted = cache.CachedPrefixTokens(q.scope, *q.tokens, q.max_tokens);
+      const int32_t s = in_scope(q.scope);
+      EXPECT_EQ(predicted, Match(cache, s, *q.tokens, q.max_tokens)) << when << ", scope " << q.scope;
+      ASSERT_TRUE(cache.Free(s).ok());
+    }
+  };
+  for (const Query& q : queries) {
+    EXPECT_EQ(cache.CachedPrefixTokens(q.scope, *q.tokens, q.max_tokens), q.expected);
+  }
+  check_all("after commits");
+  // Taking every block for other content evicts the cached ones.
+  const int32_t c = in_scope(0);
+  Extend(cache, c, 20, 3);
+  EXPECT_EQ(cache.CachedPrefixTokens(0, t1, 8) + cache.CachedPrefixTokens(7, t2, 8), 4);
+  ASSERT_TRUE(cache.Free(c).ok());
+  check_all("after evictions");
+  const int32_t d = in_scope(0);
+  Extend(cache, d, 8, 1);
+  ASSERT_TRUE(cache.Commit(d, t1).ok());
+  EXPECT_EQ(cache.CachedPrefixTokens(0, t1, 8), 8);
+  cache.ClearPrefixCache();
+  EXPECT_EQ(cache.CachedPrefixTokens(0, t1, 8), 0);
+  check_all("after a clear");
+}
+
+// Admission reads it on its own thread while the engine thread commits,
+// matches and evicts (a data race here is what the sanitizer build sees).
+TEST(PagedPrefixTest, CachedPrefixTokensFromAnotherThread) {
+  PagedKvCache cache = MakeCache(6);
+  const std::vector<int32_t> t = {1, 1, 1, 1, 2, 2, 2, 2, 5};
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> seen_cached{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      const int64_t n = cache.CachedPrefixTokens(0, t, 8);
+      EXPECT_TRUE(n == 0 || n == 4 || n == 8) << n;
+      if (n > 0) seen_cached.fetch_add(1);
+    }
+  });
+  for (int round = 0; round < 300; ++round) {
+    const int32_t s = NewSeq(cache);
+    Extend(cache, s, 8, 1);
+    ASSERT_TRUE(cache.Commit(s, t).ok());
+    ASSERT_TRUE(cache.Free(s).ok());
+    const int32_t other = NewSeq(cache);
+    Extend(cache, other, 24, 2);  // Evicts the committed blocks.
+    ASSERT_TRUE(cache.Free(other).ok());
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(cache.CachedPrefixTokens(0, t, 8), 0);
 }
 
 }  // namespace
