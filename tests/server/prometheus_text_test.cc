@@ -219,10 +219,11 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   m.requests_finished.Add(FinishReason::kLength);
   m.refusals.Add(RefusalReason::kTtftTarget, 2);
   m.preemptions_total.Add(4);
+  m.prefix_warmups_total.Add(3);
 
   const std::string text = FormatPrometheus(m);
   const std::map<std::string, Family> fams = Parse(text);
-  EXPECT_EQ(fams.size(), 18u) << text;
+  EXPECT_EQ(fams.size(), 19u) << text;
   for (const auto& [name, f] : fams) {
     EXPECT_EQ(name.rfind("swiftlet_", 0), 0u) << name;
     CheckFamily(name, f);
@@ -252,6 +253,7 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_queries_tokens_total"), 100);
   EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_cache_hits_tokens_total"), 48);
   EXPECT_EQ(ValueOf(fams, "swiftlet_preemptions_total"), 4);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_prefix_warmups_total"), 3);
   EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "stop"}}), 5);
   EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "length"}}), 1);
   EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"reason", "error"}}), 0);
@@ -261,7 +263,7 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   EXPECT_EQ(fams.at("swiftlet_refusals_total").samples.size(), 6u);
 
   const std::map<std::string, Family> other = Parse(FormatPrometheus(m, "x_"));
-  EXPECT_EQ(other.size(), 18u);
+  EXPECT_EQ(other.size(), 19u);
   EXPECT_EQ(ValueOf(other, "x_requests_running"), 3);
 }
 
