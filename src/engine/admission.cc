@@ -154,8 +154,10 @@ SubmitResult Engine::Admit(Request& request) {
           : 0;
   EngineSnapshot snapshot;
   QueuedRequest candidate;
+  double error_factor = 1.0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    error_factor = state_.ttft_error_factor;
     const StepCostModel& cost = state_.cost;
     // Time to work off the prefill backlog, for the Retry-After of the
     // queue limits.
@@ -198,14 +200,20 @@ SubmitResult Engine::Admit(Request& request) {
     const TtftEstimate est = left > 0 ? EstimateTtft(snapshot, candidate, std::max(horizon, left))
                                       : TtftEstimate{TtftEstimate::kNever};
     if (est.ttft_ns != TtftEstimate::kNever) estimate_ns = est.ttft_ns + waited;
-    // One simulated step of slack (TtftEstimate::max_step_ns): better a
-    // refusal now than a first token a step late.
+    // Planned with the estimate's recent error (EngineState::
+    // ttft_error_factor), and one simulated step of slack
+    // (TtftEstimate::max_step_ns): better a refusal now than a first token
+    // a step late. The request keeps the plain estimate, which is what the
+    // error is measured against.
+    const int64_t planned = est.ttft_ns == TtftEstimate::kNever
+                                ? TtftEstimate::kNever
+                                : std::llround(static_cast<double>(est.ttft_ns) * error_factor);
     const int64_t slack = est.ttft_ns == TtftEstimate::kNever ? 0 : est.max_step_ns;
-    if (est.ttft_ns == TtftEstimate::kNever || est.ttft_ns + slack > left) {
+    if (planned == TtftEstimate::kNever || planned + slack > left) {
       // KV: its blocks are neither free now nor given back in time by the
       // requests ahead, though a slot would be.
       const bool memory = est.waited_for_kv && !est.waited_for_slot;
-      const int64_t over = est.ttft_ns == TtftEstimate::kNever ? horizon : est.ttft_ns + slack - left;
+      const int64_t over = planned == TtftEstimate::kNever ? horizon : planned + slack - left;
       if (memory) {
         return refuse(RefusalReason::kKvMemory,
                       StrCat("the KV cache cannot hold the request's ", need_blocks,
@@ -214,10 +222,10 @@ SubmitResult Engine::Admit(Request& request) {
                       over);
       }
       std::string message =
-          est.ttft_ns == TtftEstimate::kNever
+          planned == TtftEstimate::kNever
               ? StrCat("time to first token would be over ", horizon / kNsPerMs, " ms, past the target of ",
                        targets.ttft_ns / kNsPerMs, " ms")
-              : StrCat("time to first token would be about ", (est.ttft_ns + waited) / kNsPerMs,
+              : StrCat("time to first token would be about ", (planned + waited) / kNsPerMs,
                        " ms, over the target of ", targets.ttft_ns / kNsPerMs, " ms");
       int64_t retry_ns = over;
       if (WarmRefusedPrefix(request, snapshot, candidate, left, horizon, cached_now, &retry_ns)) {
@@ -386,13 +394,17 @@ int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class
   probe.received_ns = clock_.NowNs();
   EngineSnapshot snapshot;
   QueuedRequest candidate;
+  double error_factor = 1.0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     snapshot = SnapshotLocked();
     candidate = DescribeNew(probe, TargetsFor(probe.options), 0);
+    error_factor = state_.ttft_error_factor;
   }
   const TtftEstimate est = EstimateTtft(snapshot, candidate, kMaxEstimateHorizonNs);
-  return std::min(est.ttft_ns, kMaxEstimateHorizonNs);
+  if (est.ttft_ns >= kMaxEstimateHorizonNs) return kMaxEstimateHorizonNs;
+  // As admission plans it.
+  return std::min<int64_t>(std::llround(static_cast<double>(est.ttft_ns) * error_factor), kMaxEstimateHorizonNs);
 }
 
 void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs) {

@@ -22,10 +22,27 @@ void Engine::FinishChoice(Active& a, Choice& c, FinishReason reason, const std::
   a.request.sink->OnFinish(c.index, reason, message);
 }
 
+void Engine::ObserveFirstToken(Active& a, int64_t now) {
+  a.first_token_ns = now;
+  const int64_t ttft = now - a.request.received_ns;
+  // Small estimates are mostly fixed overheads: their ratio says little
+  // about the queue, which is what admission decides on.
+  if (a.ttft_estimate_ns <= 0 || a.targets.ttft_ns <= 0 || 4 * a.ttft_estimate_ns < a.targets.ttft_ns) return;
+  // Stochastic quantile tracking in log space: up by 0.97 step when the
+  // measurement is above the current value, down by 0.03 otherwise, so the
+  // value settles where 3% of the ratios are above it.
+  constexpr double kQuantile = 0.97, kStep = 0.05, kMaxFactor = 4.0;
+  const double ratio = static_cast<double>(ttft) / static_cast<double>(a.ttft_estimate_ns);
+  std::lock_guard<std::mutex> lock(mu_);
+  double& f = state_.ttft_error_factor;
+  f *= std::exp(ratio > f ? kStep * kQuantile : -kStep * (1 - kQuantile));
+  f = std::clamp(f, 1.0, kMaxFactor);
+}
+
 void Engine::FinishEmbedding(Active& a, Choice& c, int64_t now) {
   a.prompt_done = true;
   a.prompt_done_ns = now;
-  a.first_token_ns = now;  // Its "first token" is the embedding.
+  ObserveFirstToken(a, now);  // Its "first token" is the embedding.
   metrics_.prompt_tokens_total.Add(a.request.prompt.size());
   a.request.sink->OnEmbedding(a.pooled->Normalized());
   FinishChoice(a, c, FinishReason::kStop, "");
@@ -107,8 +124,8 @@ void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, in
   if (c.last_token_ns >= 0) metrics_.inter_token_latency_seconds.Observe(Seconds(now - c.last_token_ns));
   if (c.first_token_ns < 0) c.first_token_ns = now;
   if (a.first_token_ns < 0) {
-    a.first_token_ns = now;
     metrics_.time_to_first_token_seconds.Observe(Seconds(now - a.request.received_ns));
+    ObserveFirstToken(a, now);
   }
   c.last_token_ns = now;
   ev.ids.push_back(id);

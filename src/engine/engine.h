@@ -104,6 +104,12 @@ struct EngineState {
   int64_t computed_tokens = 0;                   // fed to Forward, all time
   // When the step running now is predicted to end (engine clock); 0 idle.
   int64_t step_end_ns = 0;
+  // How far off the estimate runs: a high quantile (the 97th) of measured
+  // over estimated TTFT of recent requests whose estimate was at least a
+  // quarter of their target, at least 1. Admission plans with the estimate
+  // times this, so time the step costs do not see (other threads on the
+  // same cores, the server's own work) is planned for too.
+  double ttft_error_factor = 1.0;
   // Every request the loop holds, as the TTFT estimator sees it
   // (engine/ttft_estimator.h), after the last step.
   std::vector<QueuedRequest> requests;
@@ -136,8 +142,8 @@ class Engine final : public RequestQueue {
   EngineState state() const;
   // Time to first token the loop's measured step costs predict for a new
   // request of `prompt_tokens` and one output token behind the work held
-  // now, by the simulation admission runs (engine/ttft_estimator.h); /load
-  // reports it. 0 before the first measurement; at most 60 s. Thread-safe.
+  // now, by the simulation admission runs (engine/ttft_estimator.h), times
+  // EngineState::ttft_error_factor as admission plans it; /load reports it. 0 before the first measurement; at most 60 s. Thread-safe.
   int64_t EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class) const;
   // Histograms and counters for /metrics; thread-safe to read.
   const EngineMetrics& metrics() const { return metrics_; }
@@ -179,6 +185,9 @@ class Engine final : public RequestQueue {
   void ForkBranches(Active& a, int64_t now);
   // An embedding request's prompt is in: its result goes to the sink.
   void FinishEmbedding(Active& a, Choice& c, int64_t now);
+  // The request's first token (or embedding) came at `now`: updates
+  // EngineState::ttft_error_factor.
+  void ObserveFirstToken(Active& a, int64_t now);
   // After a step: the forward pass took step_ns for step_tokens tokens, the
   // rest of the step around_ns for `outputs` sampled rows.
   void Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs);

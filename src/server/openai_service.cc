@@ -625,6 +625,7 @@ void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
       {"sequences_decoding", decoding},
       {"expected_prefill_tokens", prefill},
       {"prefill_share", s.prefill_share},
+      {"ttft_error_factor", s.ttft_error_factor},
       {"kv_blocks_available", s.kv_blocks_available},
       {"kv_block_tokens", cfg.kv_block_tokens},
   };

@@ -284,5 +284,47 @@ TEST(AdmissionTest, ColdLongPrefixIsWarmedOnceThenAdmitted) {
   }
 }
 
+// Time the step costs never see (here: the fake clock advanced between
+// steps by as much as the step took, as other threads on the same cores
+// would) makes every TTFT about twice its estimate. Admission learns that
+// error and plans with it: a request whose plain estimate fits the target
+// but whose real TTFT would not is refused, and /load's estimate grows.
+TEST(AdmissionTest, PlansWithTheEstimatesMeasuredError) {
+  EngineConfig cfg = Config();
+  cfg.slo_interactive = {200 * kNsPerMs, 100 * kNsPerMs};
+  auto s = MakeScripted(cfg);
+  ASSERT_NE(s, nullptr);
+  // 300 tokens: three chunks, about 66 ms by the script, a third of the
+  // target (so the error counts), about 132 ms with the gaps.
+  auto run_one = [&](uint32_t seed, size_t tokens) {
+    auto sink = std::make_shared<Recorder>();
+    const int64_t submitted = s->clock.NowNs();
+    const SubmitResult r = s->engine->Submit(Make(Prompt(seed, tokens), 1, sink));
+    if (!r.accepted()) return int64_t{-1};
+    for (int i = 0; i < 100 && sink->completes == 0; ++i) {
+      const int64_t before = s->clock.NowNs();
+      s->engine->StepForTesting();
+      s->clock.Advance(s->clock.NowNs() - before);  // The unseen time.
+    }
+    return sink->events.empty() ? int64_t{-1} : sink->events.front().time_ns - submitted;
+  };
+  EXPECT_DOUBLE_EQ(s->engine->state().ttft_error_factor, 1.0);
+  const int64_t plain = s->engine->EstimateTtftNs(300, LatencyClass::kInteractive);
+  for (uint32_t i = 0; i < 120; ++i) ASSERT_GT(run_one(600 + i, 300), 0);
+  const double factor = s->engine->state().ttft_error_factor;
+  EXPECT_GT(factor, 1.6);
+  EXPECT_LT(factor, 2.6);
+  EXPECT_NEAR(static_cast<double>(s->engine->EstimateTtftNs(300, LatencyClass::kInteractive)),
+              factor * static_cast<double>(plain), 0.05 * factor * static_cast<double>(plain));
+  // 650 tokens: about 143 ms by the script, under 90% of the target; about
+  // 290 ms in fact. Refused now, with the learned figure in the message.
+  const SubmitResult late = s->engine->Submit(Make(Prompt(700, 650), 1, std::make_shared<Recorder>()));
+  EXPECT_EQ(late.refused, RefusalReason::kTtftTarget) << late.message;
+  // What is admitted meets its target.
+  const int64_t ttft = run_one(701, 300);
+  EXPECT_GT(ttft, 0);
+  EXPECT_LE(ttft, cfg.slo_interactive.ttft_ns);
+}
+
 }  // namespace
 }  // namespace swiftlet
