@@ -15,8 +15,11 @@ fi
 
 scripts/setup.sh
 
-echo "== build (RelWithDebInfo) at $((SECONDS - start)) s" >&2
-scripts/build.sh build
+echo "== build (RelWithDebInfo without debug info) at $((SECONDS - start)) s" >&2
+# The same -O2 code as RelWithDebInfo, without -g: a quarter less compile
+# time on two cores (the sanitizer build below keeps line tables for its
+# stack traces).
+scripts/build.sh build -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
 scripts/bundled_model.sh
 echo "== tests at $((SECONDS - start)) s" >&2
 ctest --test-dir build --output-on-failure -j2
