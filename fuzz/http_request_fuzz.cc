@@ -1,17 +1,15 @@
 // libFuzzer target for the server's request parsing (http/request_parser.h:
 // Beast's parser with the server's limits and refusals, through the same
 // helpers a connection reads with). For any bytes:
-//   - parsing never crashes, and the outcome (complete, incomplete, or the
-//     refusal's status) and a complete request are the same whether the
-//     bytes arrive whole, one byte at a time, or in pieces of 7 (as socket
-//     reads may split them). One difference is Beast's and allowed: a bare
-//     CR that ends a piece is not looked at again while Beast searches for
-//     the header's end, so bytes that arrive split may still be waiting
-//     for more where the whole bytes were refused (the server then answers
-//     when the header ends, or with 408 at header_timeout; found by this
-//     target, "Version: \r13\n\r\n"); and, for the same reason, split
-//     bytes may be refused as too large (431) where the whole bytes were
-//     refused for what their start line holds;
+//   - parsing never crashes, and whether the bytes hold an acceptable
+//     request, and then every part of it, is the same whether they arrive
+//     whole, one byte at a time, or in pieces of 7 (as socket reads may
+//     split them). Among bytes that are not an acceptable request, three
+//     differences are Beast's look-ahead and allowed (each found by this
+//     target, see SameResult): refused whole but still waiting in pieces;
+//     waiting whole but refused as too large (413/431) in pieces; and
+//     refused for a malformed byte (400) whole but as too large (413/431)
+//     in pieces, the limit reached before that byte was looked at;
 //   - a refusal is 400, 413 or 431 with a message;
 //   - a complete request has a method and a target, path + "?" + query is
 //     the target, its body is within the limit, and it took no more bytes
@@ -49,13 +47,16 @@ bool SameRequest(const HttpRequest& a, const HttpRequest& b) {
 
 // `split` parsed the bytes of `whole` in pieces. What must not depend on
 // the reads: whether a request is accepted, and then every part of it.
-// What may: among bytes that are not an acceptable request, whether the
-// parser refuses them now or waits for more (the server's timeouts close a
-// connection that waits), and a limit reached while Beast looks ahead for
-// the end of a line versus the malformed byte it would have found there
-// (found by this target: a bad version byte in a 1 KiB header, 400 whole
-// and 431 in pieces; a chunked body Beast waits on whole and refuses 413
-// in single bytes).
+// What may, among bytes that are not an acceptable request:
+//   - refused whole, still waiting for more in pieces: a bare CR ending a
+//     piece is not looked at again while Beast searches for the header's
+//     end ("Version: \r13\n\r\n"); the server answers when the header
+//     ends or with 408 at header_timeout;
+//   - waiting whole, refused as too large (413/431) in pieces: a chunked
+//     body whose chunk lines Beast takes loosely, refused in single bytes;
+//   - refused 400 whole, 413/431 in pieces: a limit reached while Beast
+//     looks ahead for a line's end, before the malformed byte it would
+//     have found (a bad version byte in a 1 KiB header).
 bool SameResult(const RequestParseResult& whole, const RequestParseResult& split) {
   const RequestParseResult& a = whole;
   const RequestParseResult& b = split;
@@ -63,9 +64,11 @@ bool SameResult(const RequestParseResult& whole, const RequestParseResult& split
     return a.outcome == b.outcome && a.keep_alive == b.keep_alive && a.consumed == b.consumed &&
            SameRequest(a.request, b.request);
   }
-  if (a.outcome != Outcome::kRefused || b.outcome != Outcome::kRefused) return true;
   auto is_limit = [](int status) { return status == 413 || status == 431; };
-  return a.status == b.status || is_limit(a.status) || is_limit(b.status);
+  if (a.outcome == Outcome::kIncomplete && b.outcome == Outcome::kIncomplete) return true;
+  if (a.outcome == Outcome::kRefused && b.outcome == Outcome::kIncomplete) return true;
+  if (a.outcome == Outcome::kIncomplete) return is_limit(b.status);
+  return a.status == b.status || (a.status == 400 && is_limit(b.status));
 }
 
 void Check(const RequestParseResult& r, const RequestLimits& limits, size_t size) {

@@ -188,6 +188,7 @@ SubmitResult Engine::Admit(Request& request) {
     }
   }
   int64_t estimate_ns = -1;
+  int64_t planned_ns = -1;
   if (snapshot.cost.per_token_ns > 0) {
     // Outside the lock: the engine thread publishes while this runs.
     const int64_t waited = clock_.NowNs() - request.received_ns;
@@ -209,6 +210,7 @@ SubmitResult Engine::Admit(Request& request) {
                                 ? TtftEstimate::kNever
                                 : std::llround(static_cast<double>(est.ttft_ns) * error_factor);
     const int64_t slack = est.ttft_ns == TtftEstimate::kNever ? 0 : est.max_step_ns;
+    if (planned != TtftEstimate::kNever) planned_ns = planned + waited;
     if (planned == TtftEstimate::kNever || planned + slack > left) {
       // KV: its blocks are neither free now nor given back in time by the
       // requests ahead, though a slot would be.
@@ -237,14 +239,15 @@ SubmitResult Engine::Admit(Request& request) {
   }
   auto a = std::make_unique<Active>();
   a->ttft_estimate_ns = estimate_ns;
+  a->ttft_planned_ns = planned_ns;
   a->cached_at_admission = cached_now;
-  a->id = next_id_++;
   a->targets = targets;
   a->ttft_deadline_ns = request.received_ns + (targets.ttft_ns > 0 ? targets.ttft_ns : kNsPerSecond * 3600);
   a->request = std::move(request);
-  result.id = a->id;
   std::lock_guard<std::mutex> lock(mu_);
   if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
+  a->id = next_id_++;  // Under the lock: callers on several threads admit at once.
+  result.id = a->id;
   state_.waiting += 1;
   state_.queued_prompt_tokens += prompt;
   state_.expected_prefill_tokens += state_.prefill_share * static_cast<double>(prompt);
@@ -269,14 +272,30 @@ bool Engine::WarmRefusedPrefix(const Request& request, const EngineSnapshot& sna
   const int64_t block = config_.kv_block_tokens;
   const int64_t cacheable = (static_cast<int64_t>(request.prompt.size()) - 1) / block * block;
   if (cached_tokens >= cacheable) return false;
-  // Only a prompt that misses on an idle engine: a refusal because of the
-  // work ahead is not helped by adding work.
+  // Only a prompt that misses on an idle engine, as admission plans (times
+  // the estimate's error): a refusal because of the work ahead is not
+  // helped by adding work. Judged against the class's target, not one the
+  // client tightened, so a client cannot have any prompt computed for it.
+  RequestOptions plain = o;
+  plain.targets = {};
+  const int64_t class_ttft = TargetsFor(plain).ttft_ns;
+  if (class_ttft <= 0) return false;
+  const int64_t class_left = static_cast<int64_t>(kTtftHeadroom * static_cast<double>(class_ttft)) -
+                             (clock_.NowNs() - request.received_ns);
+  double error_factor = 1.0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_factor = state_.ttft_error_factor;
+  }
   EngineSnapshot idle;
   idle.limits = snapshot.limits;
   for (const QueuedRequest& q : snapshot.requests) idle.limits.kv_blocks_available += q.kv_blocks;
   idle.cost = snapshot.cost;
-  const TtftEstimate alone = EstimateTtft(idle, candidate, std::max(horizon, left));
-  if (alone.ttft_ns != TtftEstimate::kNever && alone.ttft_ns + alone.max_step_ns <= left) return false;
+  const TtftEstimate alone = EstimateTtft(idle, candidate, std::max({horizon, left, class_left}));
+  if (alone.ttft_ns != TtftEstimate::kNever &&
+      std::llround(static_cast<double>(alone.ttft_ns) * error_factor) + alone.max_step_ns <= class_left) {
+    return false;
+  }
   bool idle_warmup = false;
   if (!warmup_in_flight_->compare_exchange_strong(idle_warmup, true)) return false;
   Request warm;
@@ -290,7 +309,15 @@ bool Engine::WarmRefusedPrefix(const Request& request, const EngineSnapshot& sna
     return false;
   }
   metrics_.prefix_warmups_total.Add();
-  if (alone.ttft_ns != TtftEstimate::kNever) *retry_ns = alone.ttft_ns + alone.max_step_ns;
+  // When the warm-up should be done: its own estimate, at batch priority
+  // behind the work held now.
+  QueuedRequest batch = candidate;
+  batch.latency_class = LatencyClass::kBatch;
+  batch.ttft_deadline_ns = clock_.NowNs() + config_.slo_batch.ttft_ns;
+  const TtftEstimate warm_est = EstimateTtft(snapshot, batch, kMaxEstimateHorizonNs);
+  if (warm_est.ttft_ns != TtftEstimate::kNever) {
+    *retry_ns = std::llround(static_cast<double>(warm_est.ttft_ns) * error_factor) + warm_est.max_step_ns;
+  }
   return true;
 }
 

@@ -25,13 +25,21 @@ void Engine::FinishChoice(Active& a, Choice& c, FinishReason reason, const std::
 void Engine::ObserveFirstToken(Active& a, int64_t now) {
   a.first_token_ns = now;
   const int64_t ttft = now - a.request.received_ns;
-  // Small estimates are mostly fixed overheads: their ratio says little
-  // about the queue, which is what admission decides on.
-  if (a.ttft_estimate_ns <= 0 || a.targets.ttft_ns <= 0 || 4 * a.ttft_estimate_ns < a.targets.ttft_ns) return;
+  // Interactive requests only: batch ones wait behind interactive work that
+  // arrives after them by design, and embeddings are planned apart. Small
+  // plans are mostly fixed overheads, whose ratio says little about the
+  // queue that admission decides on. The band is of *planned* times
+  // (estimate × factor, at most 0.9 of the target once admitted), so it
+  // does not shrink as the factor grows and the factor can come down.
+  if (a.request.options.latency_class != LatencyClass::kInteractive || a.ttft_estimate_ns <= 0 ||
+      a.targets.ttft_ns <= 0 || 4 * a.ttft_planned_ns < a.targets.ttft_ns) {
+    return;
+  }
   // Stochastic quantile tracking in log space: up by 0.97 step when the
   // measurement is above the current value, down by 0.03 otherwise, so the
-  // value settles where 3% of the ratios are above it.
-  constexpr double kQuantile = 0.97, kStep = 0.05, kMaxFactor = 4.0;
+  // value settles where 3% of the ratios are above it (and comes down
+  // about 0.3% per request once the extra time is gone).
+  constexpr double kQuantile = 0.97, kStep = 0.1, kMaxFactor = 4.0;
   const double ratio = static_cast<double>(ttft) / static_cast<double>(a.ttft_estimate_ns);
   std::lock_guard<std::mutex> lock(mu_);
   double& f = state_.ttft_error_factor;

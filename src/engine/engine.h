@@ -105,8 +105,8 @@ struct EngineState {
   // When the step running now is predicted to end (engine clock); 0 idle.
   int64_t step_end_ns = 0;
   // How far off the estimate runs: a high quantile (the 97th) of measured
-  // over estimated TTFT of recent requests whose estimate was at least a
-  // quarter of their target, at least 1. Admission plans with the estimate
+  // over estimated TTFT of recent interactive requests whose planned TTFT
+  // was at least a quarter of their target, at least 1 (at most 4). Admission plans with the estimate
   // times this, so time the step costs do not see (other threads on the
   // same cores, the server's own work) is planned for too.
   double ttft_error_factor = 1.0;

@@ -46,6 +46,7 @@ struct Engine::Active {
   LatencyTargets targets;
   int64_t ttft_deadline_ns = 0;
   int64_t ttft_estimate_ns = -1;  // Admission's prediction, from received.
+  int64_t ttft_planned_ns = -1;   // The same times the error factor it planned with.
   int64_t order = 0;             // admission order
   std::vector<Choice> choices;   // one until the prompt is done, then n
   // Every choice has its own prompt: a group's shared part is done and

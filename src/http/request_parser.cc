@@ -116,9 +116,9 @@ RequestParseResult ParseHttpRequest(std::string_view bytes, const RequestLimits&
   internal::RequestParser parser;
   internal::SetRequestLimits(parser, limits);
   piece_bytes = std::max<size_t>(piece_bytes, 1);
-  // As a connection reads: pieces arrive in a buffer (bounded as the
-  // server's is), the parser takes what it can, the rest waits for more.
-  const size_t buffer_limit = limits.max_header_bytes + 8192;
+  // As a connection reads: pieces arrive in a buffer, the parser takes what
+  // it can, the rest waits for more (a header is bounded below as the
+  // server bounds it; body bytes are taken as they come).
   std::string pending;
   size_t fed = 0;
   size_t consumed = 0;
@@ -162,9 +162,6 @@ RequestParseResult ParseHttpRequest(std::string_view bytes, const RequestLimits&
     }
     if (used > 0 && !pending.empty()) continue;  // The parser may take more of what it has.
     if (fed == bytes.size()) return result;      // kIncomplete.
-    if (!header_done && pending.size() >= buffer_limit) {
-      return refuse(internal::Refusal{431, "request header fields too large"});
-    }
     const size_t n = std::min(piece_bytes, bytes.size() - fed);
     pending.append(bytes.substr(fed, n));
     fed += n;

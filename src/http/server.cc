@@ -328,6 +328,9 @@ class Connection final : public internal::ServerConnection,
     stream_.async_read_some(buffer_.prepare(std::min<size_t>(room, 65536)),
                             [self = self()](error_code ec, size_t n) {
                               if (self->state_ == State::kClosed) return;
+                              // The timer fired as this read completed: no
+                              // new read without a deadline.
+                              if (!ec && self->read_timed_out_) ec = asio::error::operation_aborted;
                               if (ec) return self->OnHeader(ec, self->header_bytes_);
                               self->buffer_.commit(n);
                               self->ReadHeaderSome();

@@ -172,7 +172,10 @@ class Load:
                 line = raw.decode().strip()
                 if line == "data: [DONE]":
                     r["done"] = True
-                elif line.startswith("data: ") and '"error"' in line:
+                elif line.startswith("data: ") and "error" in json.loads(line[len("data: "):]):
+                    # An error event has a top-level "error" object; a
+                    # token may spell "error" too (found: a generated
+                    # "text":"error" taken for one).
                     r["error_event"] = True
                     r["error_line"] = line
             c.close()
