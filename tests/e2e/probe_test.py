@@ -44,8 +44,11 @@ class Probe(unittest.TestCase):
         for s in self.sites:
             t = by_url[s.url]
             self.assertEqual(t["ttfb"]["loss_pct"], 0, t)
-            # Two one-way trips, over what the site itself takes.
-            rtt = t["ttfb"]["p50"] - base["ttfb"]["p50"]
+            # Two one-way trips, over what the site itself takes. From the
+            # fastest samples: a busy machine (the sanitizer build, two
+            # tests at once) only ever adds time, and the median of 15 moved
+            # by over a millisecond of it (found: 11.08 ms for 10).
+            rtt = t["ttfb"]["min"] - base["ttfb"]["min"]
             self.assertAlmostEqual(rtt, 2 * s.delay_ms, delta=0.1 * 2 * s.delay_ms, msg=(s.name, t, base))
             self.assertGreaterEqual(t["ttft"]["p50"], 2 * s.delay_ms, t)
             self.assertIsNone(t["tls"])
