@@ -77,8 +77,11 @@ class Probe(unittest.TestCase):
         # A connect to the local relay is a fraction of a millisecond (a
         # userspace relay cannot delay the kernel's handshake), where 10% is
         # tens of microseconds: below the noise of waking a process on two
-        # busy cores. There the two must agree within 0.5 ms instead.
-        self.assertAlmostEqual(t["connect"]["p50"], curl_connect, delta=max(0.1 * curl_connect, 0.5))
+        # busy cores. There the fastest samples of each must agree within
+        # 1 ms instead (found: curl's median 0.70 ms against the probe's
+        # 0.08 ms in the sanitizer run, two tests at once); a delay taken
+        # for a connect would still be tens of milliseconds off.
+        self.assertAlmostEqual(t["connect"]["min"], min(connect), delta=max(0.1 * min(connect), 1.0))
 
     def test_download_and_the_sizing_rule(self):
         rc, doc = probe(self.direct, "--samples", "1", "--no-completion", "--download-mb", "8")
