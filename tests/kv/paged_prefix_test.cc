@@ -25,6 +25,13 @@ int32_t Computed(PagedKvCache& cache, const std::vector<int32_t>& tokens, uint64
   return s;
 }
 
+// A new empty sequence in prefix-cache scope `scope`.
+int32_t SeqInScope(PagedKvCache& cache, uint64_t scope) {
+  auto s = cache.CreateSequence(scope);
+  EXPECT_TRUE(s.ok());
+  return s.ok() ? *s : -1;
+}
+
 int64_t Match(PagedKvCache& cache, int32_t seq, const std::vector<int32_t>& tokens,
               int64_t max_tokens) {
   auto m = cache.MatchPrefix(seq, tokens, max_tokens);
@@ -38,11 +45,7 @@ TEST(PagedPrefixTest, ScopesNeverShareBlocks) {
   PagedKvCache cache = MakeCache(16);
   std::vector<int32_t> t(12);
   std::iota(t.begin(), t.end(), 1);
-  auto in_scope = [&](uint64_t scope) {
-    auto s = cache.CreateSequence(scope);
-    EXPECT_TRUE(s.ok());
-    return *s;
-  };
+  auto in_scope = [&](uint64_t scope) { return SeqInScope(cache, scope); };
   const int32_t a = in_scope(7);
   Extend(cache, a, 12, 1);
   ASSERT_TRUE(cache.Commit(a, t).ok());
@@ -314,11 +317,7 @@ TEST(PagedPrefixTest, CachedPrefixTokensAgreesWithMatchPrefix) {
   const std::vector<int32_t> t1 = {1, 1, 1, 1, 2, 2, 2, 2, 5};
   const std::vector<int32_t> t2 = {3, 3, 3, 3, 4, 4, 4, 4, 6};
   const std::vector<int32_t> t1_other_tail = {1, 1, 1, 1, 9, 9, 9, 9, 9};
-  auto in_scope = [&](uint64_t scope) {
-    auto s = cache.CreateSequence(scope);
-    EXPECT_TRUE(s.ok());
-    return *s;
-  };
+  auto in_scope = [&](uint64_t scope) { return SeqInScope(cache, scope); };
   const int32_t a = in_scope(0);
   Extend(cache, a, 8, 1);
   ASSERT_TRUE(cache.Commit(a, t1).ok());
