@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/hosted_model_loader.h"
 #include "core/byte_size.h"
 #include "core/duration.h"
 #include "core/str_cat.h"
@@ -21,8 +23,10 @@
 #include "engine/pooling.h"
 #include "server/api_keys.h"
 #include "engine/engine.h"
+#include "engine/step_gate.h"
 #include "model/model.h"
 #include "server/api_server.h"
+#include "server/model_registry.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 
@@ -32,7 +36,12 @@ namespace {
 // swiftlet serve. Sizes and durations are strings parsed by the command
 // (core/byte_size.h, core/duration.h), so errors name the flag.
 struct ServeOptions {
-  std::string model_path;
+  std::vector<std::string> model_paths;  // -m, in order: the first is the default model.
+  std::string models_dir;                // --models DIR: every *.gguf in it, by name.
+  std::vector<std::string> model_names;  // --model-name, one per -m in order.
+  std::string memory_budget;             // Empty: none.
+  std::vector<std::string> keep_alive = {"5m"};  // DUR for all, or NAME=DUR.
+  std::vector<std::string> pins;
   std::string host = "127.0.0.1";
   int port = 8080;                     // 0: an ephemeral port (printed)
   int threads = 0;                     // Engine threads; 0: physical cores
@@ -49,7 +58,6 @@ struct ServeOptions {
   std::string slo_batch = "ttft=30s";
   std::string slo_embedding = "ttft=2s";
   std::string chat_template;
-  std::string model_name;              // Empty: the file name without .gguf
   int io_threads = 2;
   int64_t max_connections = 10000;
   std::string max_body = "8MiB";
@@ -94,41 +102,73 @@ absl::StatusOr<std::chrono::milliseconds> ParseTimeout(const std::string& flag, 
   return std::chrono::milliseconds(*ns / 1'000'000);
 }
 
-// The dashboard's model card: the config, and the weight type that holds
-// the most bytes as "the" quantization (a Q4_K_M file is mostly Q4_K).
-server::ModelCard CardOf(const Model& model) {
-  const ModelConfig& c = model.config();
-  server::ModelCard card;
-  card.architecture = std::string(ArchitectureName(c.arch));
-  card.context_train = c.n_ctx_train;
-  card.layers = c.n_layer;
-  card.embedding = c.n_embd;
-  card.heads = c.n_head;
-  card.kv_heads = c.n_head_kv;
-  card.ffn = c.n_ff;
-  card.vocab = c.n_vocab;
-  std::map<std::string, uint64_t> bytes_by_type;
-  for (const TensorInfo& t : model.Tensors()) {
-    card.parameters += static_cast<int64_t>(t.n_elements);
-    card.weight_bytes += t.n_bytes;
-    bytes_by_type[std::string(NameOf(t.type))] += t.n_bytes;
-  }
-  uint64_t most = 0;
-  for (const auto& [name, bytes] : bytes_by_type) {
-    if (bytes > most) {
-      most = bytes;
-      card.quantization = name;
-    }
-  }
-  return card;
-}
-
 std::string DefaultModelName(const std::string& path) {
   std::string name = std::filesystem::path(path).filename().string();
   if (name.size() > 5 && name.ends_with(".gguf")) name.resize(name.size() - 5);
   return name.empty() ? "model" : name;
 }
 
+
+// The models to serve, named and with their keep-alive and pins, from -m,
+// --models, --model-name, --keep-alive and --pin.
+absl::StatusOr<std::vector<server::ModelSpec>> ModelSpecs(const ServeOptions& o) {
+  std::vector<server::ModelSpec> specs;
+  if (o.model_names.size() > o.model_paths.size()) {
+    return absl::InvalidArgumentError(StrCat("--model-name: ", o.model_names.size(), " names for ", o.model_paths.size(),
+                                             " -m models (one per -m, in order)"));
+  }
+  for (size_t i = 0; i < o.model_paths.size(); ++i) {
+    server::ModelSpec spec;
+    spec.path = o.model_paths[i];
+    spec.name = i < o.model_names.size() ? o.model_names[i] : DefaultModelName(spec.path);
+    specs.push_back(spec);
+  }
+  if (!o.models_dir.empty()) {
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(o.models_dir, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".gguf") files.push_back(entry.path().string());
+    }
+    if (ec) return absl::InvalidArgumentError(StrCat("--models: ", o.models_dir, ": ", ec.message()));
+    if (files.empty()) return absl::InvalidArgumentError(StrCat("--models: no .gguf file in ", o.models_dir));
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) specs.push_back(server::ModelSpec{DefaultModelName(f), f});
+  }
+  if (specs.empty()) return absl::InvalidArgumentError("no model: give -m FILE (repeatable) or --models DIR");
+  for (const server::ModelSpec& spec : specs) {
+    if (!std::filesystem::is_regular_file(spec.path)) {
+      return absl::InvalidArgumentError(StrCat("-m: ", spec.path, " is not a file"));
+    }
+  }
+  auto find = [&](const std::string& name) -> server::ModelSpec* {
+    for (server::ModelSpec& spec : specs) {
+      if (spec.name == name) return &spec;
+    }
+    return nullptr;
+  };
+  for (const std::string& text : o.keep_alive) {
+    const size_t eq = text.find('=');
+    const std::string duration = eq == std::string::npos ? text : text.substr(eq + 1);
+    auto ns = ParseDuration(duration);
+    if (!ns.ok()) return absl::InvalidArgumentError(StrCat("--keep-alive: ", ns.status().message()));
+    if (*ns < 0 || *ns > int64_t{30} * 24 * 3600 * kNsPerSecond) {
+      return absl::InvalidArgumentError("--keep-alive: 0 (forever) .. 720h");
+    }
+    if (eq == std::string::npos) {
+      for (server::ModelSpec& spec : specs) spec.keep_alive_ns = *ns;
+    } else if (server::ModelSpec* spec = find(text.substr(0, eq)); spec != nullptr) {
+      spec->keep_alive_ns = *ns;
+    } else {
+      return absl::InvalidArgumentError(StrCat("--keep-alive: no model named '", text.substr(0, eq), "'"));
+    }
+  }
+  for (const std::string& name : o.pins) {
+    server::ModelSpec* spec = find(name);
+    if (spec == nullptr) return absl::InvalidArgumentError(StrCat("--pin: no model named '", name, "'"));
+    spec->pinned = true;
+  }
+  return specs;
+}
 
 int RunServe(const ServeOptions& o) {
   // Validate every flag before the (slow) model load.
@@ -184,6 +224,15 @@ int RunServe(const ServeOptions& o) {
     return ReportError("--translate-cache-ttl: 1s..720h");
   }
   if (absl::Status s = server::CheckTlsFiles(o.tls_cert, o.tls_key); !s.ok()) return ReportError(s);
+  auto specs = ModelSpecs(o);
+  if (!specs.ok()) return ReportError(specs.status());
+  uint64_t memory_budget = 0;
+  if (!o.memory_budget.empty()) {
+    auto b = ParseByteSize(o.memory_budget);
+    if (!b.ok()) return ReportError(StrCat("--memory-budget: ", b.status().message()));
+    if (*b < (uint64_t{1} << 20)) return ReportError("--memory-budget: at least 1MiB");
+    memory_budget = *b;
+  }
 
   // Signals go to the thread that waits for them: block them before any
   // other thread starts, so every thread inherits the mask.
@@ -193,18 +242,6 @@ int RunServe(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  std::fprintf(stderr, "swiftlet: loading %s\n", o.model_path.c_str());
-  auto model = LoadModel(o.model_path);
-  if (!model.ok()) return ReportError(model.status());
-  auto tokenizer = Tokenizer::FromGguf((*model)->file());
-  if (!tokenizer.ok()) return ReportError(tokenizer.status());
-  absl::StatusOr<ChatTemplate> chat = ChatTemplate::FromGguf((*model)->file(), o.chat_template);
-  if (!chat.ok() && !o.chat_template.empty()) return ReportError(StrCat("--chat-template: ", chat.status().message()));
-  if (!chat.ok()) {
-    std::fprintf(stderr, "swiftlet: no chat template (%.*s); /v1/chat/completions answers 400\n",
-                 static_cast<int>(chat.status().message().size()), chat.status().message().data());
-  }
 
   EngineConfig cfg;
   cfg.threads = o.threads > 0 ? o.threads : PhysicalCores();
@@ -222,18 +259,27 @@ int RunServe(const ServeOptions& o) {
   cfg.prefix_cache = !o.no_prefix_cache;
   cfg.warm_refused_prefixes = !o.no_prefix_warmup;
   cfg.scrub_kv = o.scrub_kv;
-  auto engine = Engine::Create(**model, **tokenizer, cfg);
-  if (!engine.ok()) return ReportError(engine.status());
-
-  // Embeddings run through the engine (their own class); a pooling type
-  // this server does not compute turns them off with a 501.
-  auto pooling = PoolingFor((*model)->config());
-  if (!pooling.ok()) {
-    std::fprintf(stderr, "swiftlet: embeddings off: %.*s\n",
-                 static_cast<int>(pooling.status().message().size()), pooling.status().message().data());
+  if (specs->size() > 1) {
+    // Several models: one compute pool for all (engine/step_gate.h), and
+    // each engine's KV cache a share of the default when none is given.
+    cfg.step_gate = std::make_shared<StepGate>(cfg.threads);
+    if (cfg.kv_memory_bytes == 0) {
+      cfg.kv_memory_bytes = std::max<uint64_t>(uint64_t{64} << 20, Engine::DefaultKvBytes() / specs->size());
+    }
   }
-
-  const std::string model_name = o.model_name.empty() ? DefaultModelName(o.model_path) : o.model_name;
+  HostedModelOptions hosted;
+  hosted.engine = cfg;
+  hosted.chat_template = o.chat_template;
+  server::ModelRegistryOptions ro;
+  ro.memory_budget_bytes = memory_budget;
+  ro.kv_bytes_per_model = cfg.kv_memory_bytes > 0 ? cfg.kv_memory_bytes : Engine::DefaultKvBytes();
+  auto registry = server::ModelRegistry::Create(
+      *specs, [hosted](const server::ModelSpec& spec) { return LoadHostedModel(spec, hosted); }, ro);
+  if (!registry.ok()) return ReportError(registry.status());
+  std::fprintf(stderr, "swiftlet: %zu model%s, engine on %d threads\n", specs->size(), specs->size() == 1 ? "" : "s",
+               cfg.threads);
+  if (absl::Status s = (*registry)->Start(); !s.ok()) return ReportError(s);
+  const std::string model_name = (*registry)->default_name();
   server::ApiServerOptions ao;
   ao.host = o.host;
   ao.port = static_cast<uint16_t>(o.port);
@@ -243,7 +289,6 @@ int RunServe(const ServeOptions& o) {
   ao.header_timeout = *header_timeout;
   ao.body_timeout = *body_timeout;
   ao.idle_timeout = *idle_timeout;
-  ao.model_name = model_name;
   ao.max_tokens_cap = o.max_tokens;
   ao.log_content = o.log_content;
   ao.translate_cache = o.translate_cache;
@@ -258,17 +303,10 @@ int RunServe(const ServeOptions& o) {
   ao.cache_scope_per_key = o.prefix_cache_scope == "key";
   ao.tls_cert_file = o.tls_cert;
   ao.tls_key_file = o.tls_key;
-  ao.model_card = CardOf(**model);
 
-  std::fprintf(stderr, "swiftlet: calibrating the engine (%d threads)\n", cfg.threads);
-  (*engine)->Start();
-  const EngineState state = (*engine)->state();
-  std::fprintf(stderr, "swiftlet: context %lld tokens, KV cache %lld blocks of %lld tokens\n",
-               static_cast<long long>((*engine)->context()), static_cast<long long>(state.kv_blocks_total),
-               static_cast<long long>(cfg.kv_block_tokens));
-  auto api = server::ApiServer::Start(ao, **engine, **tokenizer, std::move(chat), pooling);
+  auto api = server::ApiServer::Start(ao, **registry);
   if (!api.ok()) {
-    (*engine)->Stop();
+    (*registry)->Stop();
     return ReportError(api.status());
   }
   server::ApiServer& server = **api;
@@ -307,7 +345,8 @@ int RunServe(const ServeOptions& o) {
   // What is still running is cancelled: its connections close, which
   // cancels the engine requests.
   server.Stop(std::chrono::milliseconds(100));
-  (*engine)->Stop();
+  api->reset();
+  (*registry)->Stop();
   std::fprintf(stderr, "swiftlet: stopped\n");
   return 0;
 }
@@ -318,7 +357,16 @@ Command AddServeCommand(CLI::App& parent) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = parent.add_subcommand(
       "serve", "Serve a model over the OpenAI-compatible HTTP API (completions, chat, embeddings)");
-  cmd->add_option("-m,--model", o->model_path, "GGUF model")->required();
+  cmd->add_option("-m,--model", o->model_paths,
+                  "GGUF model; repeat to serve several (the first is the default of requests that name none)");
+  cmd->add_option("--models", o->models_dir, "Serve every .gguf file in DIR too, each named by its file name");
+  cmd->add_option("--memory-budget", o->memory_budget,
+                  "Memory the hot models may hold in all (weights, repacked copies, KV), e.g. 8GiB; "
+                  "least recently used models are unloaded to fit (default: no budget)");
+  cmd->add_option("--keep-alive", o->keep_alive,
+                  "Unload a model unused this long, e.g. 5m (default); NAME=DUR for one model; 0: never")
+      ->delimiter(',');
+  cmd->add_option("--pin", o->pins, "Keep model NAME loaded (repeatable); the default model always is")->delimiter(',');
   cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", o->port, "Port (default 8080; 0: any free port)")
       ->check(CLI::Range(0, 65535));
@@ -350,7 +398,8 @@ Command AddServeCommand(CLI::App& parent) {
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template family when the model has none: " "chatml, llama2, llama3, "
                   "mistral-v1, mistral-v3, mistral-v7, gemma, phi3, deepseek");
-  cmd->add_option("--model-name", o->model_name, "Model id clients send (default: the file name)");
+  cmd->add_option("--model-name", o->model_names,
+                  "Model id clients send, one per -m in order (default: the file name without .gguf)");
   cmd->add_option("--io-threads", o->io_threads, "HTTP I/O threads (default 2)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--max-connections", o->max_connections, "Open connections at most (default 10000)")

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/check.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
 #include "engine/engine_internal.h"
+#include "engine/step_gate.h"
 #include "kv/kv_memory.h"
 #include "kv/kv_row.h"
 #include "model/model.h"
@@ -54,7 +56,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
   }
   SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv, PagedKvCache::Create(shape, cfg.kv_memory_bytes));
   kv.set_scrub(cfg.scrub_kv);
-  auto parts = std::unique_ptr<Parts>(new Parts{std::move(kv), ForwardContext(cfg.threads), {}, {}});
+  ForwardContext fwd = cfg.step_gate != nullptr ? ForwardContext(cfg.step_gate->pool()) : ForwardContext(cfg.threads);
+  auto parts = std::unique_ptr<Parts>(new Parts{std::move(kv), std::move(fwd), {}, {}});
   std::unique_ptr<Engine> e(new Engine(model, tokenizer, cfg, std::move(parts), context));
   return e;
 }
@@ -73,6 +76,12 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
 
 Engine::~Engine() { Stop(); }
 
+uint64_t Engine::KvBytes() const {
+  return static_cast<uint64_t>(parts_->kv.blocks_total()) * PagedKvCache::BlockBytes(parts_->kv.shape());
+}
+
+uint64_t Engine::DefaultKvBytes() { return DefaultKvMemoryBytes(); }
+
 void Engine::Start() {
   Calibrate();
   thread_ = std::thread([this] { Loop(); });
@@ -86,6 +95,12 @@ void Engine::Calibrate() {
     for (int64_t i = 0; i < chunk; ++i) {
       b.Add(static_cast<int32_t>(i % model_.config().n_vocab), static_cast<int32_t>(i), *seq,
             i == chunk - 1);
+    }
+    // On a shared pool: the turn is taken before the clock is read, so
+    // waiting for another model's step is not measured as this one's cost.
+    std::optional<StepGate::Turn> turn;
+    if (config_.step_gate != nullptr) {
+      turn.emplace(config_.step_gate->Acquire(LatencyClassRank(LatencyClass::kBatch), clock_.NowNs()));
     }
     const int64_t t0 = clock_.NowNs();
     const bool ok1 = model_.Forward(b, parts_->kv, parts_->fwd, parts_->out).ok();

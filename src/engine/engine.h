@@ -48,6 +48,7 @@
 namespace swiftlet {
 
 class Model;      // model/model.h
+class StepGate;   // engine/step_gate.h
 class Tokenizer;  // text/tokenizer.h
 
 struct EngineConfig {
@@ -76,6 +77,11 @@ struct EngineConfig {
   // Zero KV blocks as they are freed or taken from the prefix cache.
   bool scrub_kv = false;
   const Clock* clock = nullptr;       // null: SystemClock()
+  // Several engines (one per model) on one machine: null, the engine owns a
+  // compute pool of `threads`; else it runs its forward passes on the
+  // gate's shared pool, one engine at a time, most urgent step first
+  // (`threads` is then ignored). Must outlive the engine.
+  std::shared_ptr<StepGate> step_gate;
   // Called after every forward pass with its token count, before the clock
   // is read again: a test on a FakeClock advances it here by a scripted
   // step cost, so measured costs, estimates and latencies are exact.
@@ -149,6 +155,10 @@ class Engine final : public RequestQueue {
   const EngineMetrics& metrics() const { return metrics_; }
   const EngineConfig& config() const { return config_; }
   int64_t context() const { return context_; }
+  // Bytes the KV cache holds (its blocks, all allocated at creation).
+  uint64_t KvBytes() const;
+  // What EngineConfig::kv_memory_bytes = 0 means on this machine.
+  static uint64_t DefaultKvBytes();
 
   // Runs one step on the calling thread (for tests, with Start() not
   // called). Returns false when no forward pass ran.

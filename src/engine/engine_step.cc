@@ -2,9 +2,12 @@
 // when the cache is full), build the batch, run the forward pass, hand the
 // output rows to emission.
 #include <algorithm>
+#include <climits>
+#include <optional>
 
 #include "engine/engine.h"
 #include "engine/engine_internal.h"
+#include "engine/step_gate.h"
 #include "model/model.h"
 
 namespace swiftlet {
@@ -269,6 +272,27 @@ bool Engine::Step() {
     return false;
   }
   metrics_.prompt_tokens_computed_total.Add(static_cast<uint64_t>(prompt_positions));
+  std::optional<StepGate::Turn> turn;
+  if (config_.step_gate != nullptr) {
+    // Another model's engine may hold the shared pool: wait for a turn with
+    // this step's most urgent work (a decode is due a TPOT after now, a
+    // prefill at its TTFT deadline). The wait is not the step's cost.
+    int rank = LatencyClassRank(LatencyClass::kBatch);
+    int64_t deadline = INT64_MAX;
+    const int64_t before = clock_.NowNs();
+    for (const Slot& s : slots) {
+      if (s.c->feed == 0) continue;
+      const int r = ClassRank(s.a->request);
+      const bool decoding = s.a->prompt_done;
+      const int64_t due = decoding ? before + (s.a->targets.tpot_ns > 0 ? s.a->targets.tpot_ns : kNsPerSecond)
+                                   : s.a->ttft_deadline_ns;
+      if (r < rank || (r == rank && due < deadline)) {
+        rank = r;
+        deadline = due;
+      }
+    }
+    turn.emplace(config_.step_gate->Acquire(rank, deadline));
+  }
   const int64_t t0 = clock_.NowNs();
   {
     // A request admitted while this step runs joins the next one: the
@@ -278,6 +302,7 @@ bool Engine::Step() {
   }
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
   if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
+  turn.reset();
   const int64_t now = clock_.NowNs();
   if (!st.ok()) {
     // A bug or a bad request that slipped through: fail what was in the step.

@@ -16,6 +16,8 @@
 
 namespace swiftlet {
 
+class ComputePool;  // core/thread_pool.h
+
 enum class Device { kCpu };
 
 // How a weight's bytes are arranged. kRows: n_out rows of row_bytes each,
@@ -123,5 +125,9 @@ class Backend {
 // output rows on a persistent pool of `threads` threads (the caller
 // included). One backend per engine thread: it keeps per-call scratch.
 std::unique_ptr<Backend> MakeCpuBackend(int threads);
+// The same on a pool owned elsewhere (several engines sharing the cores,
+// one forward pass at a time: engine/step_gate.h); it must outlive the
+// backend.
+std::unique_ptr<Backend> MakeCpuBackend(ComputePool& shared_pool);
 
 }  // namespace swiftlet

@@ -4,6 +4,7 @@
 // output rows only.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -42,7 +43,9 @@ constexpr int64_t kTasksPerThread = 4;
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : pool_(std::max(1, threads)) {}
+  explicit CpuBackend(int threads)
+      : owned_pool_(std::make_unique<ComputePool>(std::max(1, threads))), pool_(*owned_pool_) {}
+  explicit CpuBackend(ComputePool& shared) : pool_(shared) {}
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     const MatMulJob job{w, y};
@@ -407,7 +410,8 @@ class CpuBackend final : public Backend {
     });
   }
 
-  ComputePool pool_;
+  std::unique_ptr<ComputePool> owned_pool_;  // Null when the pool is shared.
+  ComputePool& pool_;
   const SiluMulFn silu_mul_ = SiluMulFor(ChosenKernelIsa());
   RopeAngles rope_angles_;
   PreparedActs acts_[kMaxJobs];
@@ -418,6 +422,10 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> MakeCpuBackend(int threads) {
   return std::make_unique<CpuBackend>(threads);
+}
+
+std::unique_ptr<Backend> MakeCpuBackend(ComputePool& shared_pool) {
+  return std::make_unique<CpuBackend>(shared_pool);
 }
 
 }  // namespace swiftlet

@@ -1,6 +1,7 @@
 #include "model/forward_context.h"
 
 #include "core/check.h"
+#include "core/thread_pool.h"
 #include "model/forward_state.h"
 
 namespace swiftlet {
@@ -14,6 +15,11 @@ ForwardContext::ForwardContext(int threads) : state_(std::make_unique<State>()) 
 ForwardContext::~ForwardContext() = default;
 ForwardContext::ForwardContext(ForwardContext&&) noexcept = default;
 ForwardContext& ForwardContext::operator=(ForwardContext&&) noexcept = default;
+
+ForwardContext::ForwardContext(ComputePool& shared_pool) : state_(std::make_unique<State>()) {
+  state_->threads = shared_pool.threads();
+  state_->backend = MakeCpuBackend(shared_pool);
+}
 
 int ForwardContext::threads() const { return state_->threads; }
 

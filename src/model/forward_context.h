@@ -11,10 +11,16 @@
 
 namespace swiftlet {
 
+class ComputePool;  // core/thread_pool.h
+
 class ForwardContext {
  public:
   // A CPU backend on `threads` threads (>= 1, checked).
   explicit ForwardContext(int threads);
+  // A CPU backend on a pool shared with other contexts, which must not
+  // run forwards at the same time (engine/step_gate.h); the pool must
+  // outlive the context.
+  explicit ForwardContext(ComputePool& shared_pool);
   ~ForwardContext();
   ForwardContext(ForwardContext&&) noexcept;
   ForwardContext& operator=(ForwardContext&&) noexcept;

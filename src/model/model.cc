@@ -171,6 +171,12 @@ std::vector<TensorInfo> Model::Tensors() const {
   return out;
 }
 
+uint64_t Model::PackedBytes() const {
+  uint64_t bytes = 0;
+  for (const auto& p : weights_->packed) bytes += p->bytes();
+  return bytes;
+}
+
 void Model::PackMatrices(const LoadProgressFn& progress) {
   const KernelIsa isa = ChosenKernelIsa();
   const int threads = PhysicalCores();

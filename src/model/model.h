@@ -55,6 +55,8 @@ class Model {
   const GgufFile& file() const { return *file_; }
   // Every tensor of the file, in file order.
   std::vector<TensorInfo> Tensors() const;
+  // Bytes of the repacked copies made at load, besides the mapped file.
+  uint64_t PackedBytes() const;
 
   // Runs `batch`: writes each token's K/V into `cache` for its sequence (slot) at its
   // position, then fills `out` for the batch's output rows. Tokens of one

@@ -16,7 +16,7 @@ void OpenAiService::ClearCaches(const http::HttpRequest& request, Writer writer,
     config_.translate_cache->Clear();
   }
   // Applied by the engine thread at its next step (within a step's time).
-  engine_.ClearPrefixCache();
+  for (const LeasePtr& lease : models_.HotLeases()) lease->engine().ClearPrefixCache();
   RespondJson(*writer, 200,
               StrCat("{\"object\":\"cache\",\"cleared\":[\"prefix\",\"translation\"],\"translation_entries_before\":",
                      translations, "}"));

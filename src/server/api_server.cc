@@ -69,10 +69,7 @@ ApiServer::ApiServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 // no handler runs into a destroyed service.
 ApiServer::~ApiServer() = default;
 
-absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& o, Engine& engine,
-                                                            const Tokenizer& tokenizer,
-                                                            absl::StatusOr<ChatTemplate> chat,
-                                                            absl::StatusOr<Pooling> pooling) {
+absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& o, ModelRegistry& models) {
   std::unique_ptr<AuditLog> audit;
   if (!o.audit_log_path.empty()) {
     AuditLogOptions ao;
@@ -92,13 +89,10 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptio
   }
   sc.admin_endpoints_open = o.admin_endpoints_open;
   sc.cache_scope_per_key = o.cache_scope_per_key;
-  sc.model_name = o.model_name;
-  sc.model_card = o.model_card;
   sc.stream_origins = o.stream_origins;
   sc.max_tokens_cap = o.max_tokens_cap;
   sc.limits.max_body_bytes = o.max_body_bytes;
-  parts->service = std::make_unique<OpenAiService>(tokenizer, std::move(chat), engine, pooling,
-                                                   parts->log, sc, parts->audit.get());
+  parts->service = std::make_unique<OpenAiService>(models, parts->log, sc, parts->audit.get());
 
   http::HttpServerOptions ho;
   ho.host = o.host;

@@ -14,16 +14,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "server/model_card.h"
-#include "text/chat_template.h"
-
-namespace swiftlet {
-class Engine;           // engine/engine.h
-enum class Pooling;     // engine/pooling.h
-class Tokenizer;        // text/tokenizer.h
-}  // namespace swiftlet
 
 namespace swiftlet::server {
+
+class ModelRegistry;  // server/model_registry.h
 
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
@@ -34,8 +28,7 @@ struct ApiServerOptions {
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds body_timeout{30'000};
   std::chrono::milliseconds idle_timeout{60'000};
-  std::string model_name = "model";  // The id clients name in `model`.
-  int32_t max_tokens_cap = 0;        // 0: the engine's context.
+  int32_t max_tokens_cap = 0;        // 0: each model's context.
   bool log_content = false;          // Prompts and outputs in the request log.
   // The translation cache: "memory" (in-process LRU), "off", or
   // "redis://HOST:PORT" (see CheckTranslateCacheSpec).
@@ -56,8 +49,6 @@ struct ApiServerOptions {
   // key, read at Start and at each ReloadTls.
   std::string tls_cert_file;
   std::string tls_key_file;
-  // The dashboard's model card (GET /stats).
-  ModelCard model_card;
 };
 
 // InvalidArgument naming the flag when `spec` is not a translate_cache
@@ -71,13 +62,10 @@ absl::Status CheckTlsFiles(const std::string& cert_file, const std::string& key_
 
 class ApiServer {
  public:
-  // Binds and starts serving. `chat` may hold an error (chat requests then
-  // get 400 with it); so may `pooling` (embeddings then 501 with it). The
-  // engine and tokenizer must outlive the server.
-  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options,
-                                                          Engine& engine, const Tokenizer& tokenizer,
-                                                          absl::StatusOr<ChatTemplate> chat,
-                                                          absl::StatusOr<Pooling> pooling);
+  // Binds and starts serving the registry's models (started: its default
+  // model hot). The registry must outlive the server: destroy the server,
+  // then stop the registry.
+  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options, ModelRegistry& models);
   ~ApiServer();
 
   uint16_t port() const;

@@ -10,6 +10,7 @@
 #include "api/errors.h"
 #include "api/request_codec.h"
 #include "api/response_codec.h"
+#include "core/check.h"
 #include "core/clock.h"
 #include "core/str_cat.h"
 #include "server/error_response.h"
@@ -26,28 +27,32 @@ std::string Hex(uint64_t v, int width) {
   return buf;
 }
 
+// The registry was started: its default model is hot and stays so.
+HostedModel& DefaultModel(ModelRegistry& models) {
+  HostedModel* model = models.Pinned(models.default_name());
+  SWIFTLET_CHECK(model != nullptr);
+  return *model;
+}
+
 }  // namespace
 
-OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat,
-                             Engine& engine, absl::StatusOr<Pooling> pooling, RequestLog& log,
-                             ServiceConfig config, AuditLog* audit)
-    : tokenizer_(tokenizer),
-      chat_(std::move(chat)),
-      engine_(engine),
-      pooling_(std::move(pooling)),
+OpenAiService::OpenAiService(ModelRegistry& models, RequestLog& log, ServiceConfig config, AuditLog* audit)
+    : models_(models),
+      primary_(DefaultModel(models)),
+      tokenizer_(*primary_.tokenizer),
+      chat_(primary_.chat),
+      engine_(*primary_.engine),
       log_(log),
       audit_(audit),
       config_(std::move(config)),
       created_(static_cast<int64_t>(std::time(nullptr))) {
-  defaults_.context = engine_.context();
-  defaults_.max_tokens_cap = config_.max_tokens_cap;
+  // Parsing bounds what no model could take; each model's context bounds
+  // the rest once the request's model is known (ToEngineOptions).
   config_.limits.max_n = engine_.config().max_n;
-  config_.limits.max_tokens_limit = static_cast<int32_t>(
-      config_.max_tokens_cap > 0 ? std::min<int64_t>(config_.max_tokens_cap, engine_.context())
-                                 : engine_.context());
+  if (config_.max_tokens_cap > 0) config_.limits.max_tokens_limit = config_.max_tokens_cap;
   keys_ = config_.api_keys;
   translate::TranslationServiceConfig tc;
-  tc.model_name = config_.model_name;
+  tc.model_name = models_.default_name();
   translation_ = std::make_unique<translate::TranslationService>(
       engine_, tokenizer_, chat_, translate::LanguageTable::BuiltIn(), config_.translate_cache.get(),
       translate_metrics_, tc, engine_.config().clock);
@@ -74,6 +79,7 @@ OpenAiService::OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemp
   router_.Add("DELETE", "/v1/cache", bind_caller(&OpenAiService::ClearCaches));
   router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
   router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
+  router_.Add("POST", "/v1/models/", bind(&OpenAiService::ModelAdmin), /*prefix=*/true);
   router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));
   router_.Add("POST", "/detokenize", bind(&OpenAiService::Detokenize));
   router_.Add("GET", "/health", bind(&OpenAiService::Health));
@@ -165,9 +171,11 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   // The browser pages hold no data: each call they make carries the key
   // the user pastes.
   if (route == "/health" || route == "/ready" || IsWebRoute(route)) return absl::OkStatus();
+  const bool model_admin = route == "/v1/models/" && request.method == "POST";
   const bool admin_route = route == "/metrics" || route == "/load" || route == "/stats" ||
-                           route == "/v1/translate/cache" || route == "/v1/cache";
-  if (admin_route && config_.admin_endpoints_open && route != "/v1/translate/cache" && route != "/v1/cache") {
+                           route == "/v1/translate/cache" || route == "/v1/cache" || model_admin;
+  if (admin_route && config_.admin_endpoints_open && route != "/v1/translate/cache" && route != "/v1/cache" &&
+      !model_admin) {
     return absl::OkStatus();
   }
   std::string_view presented;
@@ -206,10 +214,52 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   return absl::OkStatus();
 }
 
-absl::Status OpenAiService::CheckKeyModel(const Caller& caller) const {
-  if (caller.key == nullptr || caller.key->MayUseModel(config_.model_name)) return absl::OkStatus();
-  return api::WithParam(absl::PermissionDeniedError(StrCat("key ", caller.key->id, " may not use model '",
-                                                           config_.model_name, "'")),
+absl::Status OpenAiService::CheckKeyModel(const Caller& caller, const std::string& model) const {
+  if (caller.key == nullptr || caller.key->MayUseModel(model)) return absl::OkStatus();
+  return api::WithParam(
+      absl::PermissionDeniedError(StrCat("key ", caller.key->id, " may not use model '", model.substr(0, 256), "'")),
+      "model");
+}
+
+void OpenAiService::WithModel(const http::HttpRequest& request, const std::string& route, Writer writer,
+                              const Caller& caller, const std::string& model, LatencyClass latency_class,
+                              std::optional<int64_t> ttft_target_ms, WithModelFn then) {
+  const int64_t start = ReceivedNs(request);
+  const std::string& name = models_.Resolve(model);
+  if (!models_.Has(name)) {
+    return void(Fail(request, route, writer,
+                     api::WithParam(absl::NotFoundError(StrCat("model '", name.substr(0, 256),
+                                                               "' does not exist; see GET /v1/models")),
+                                    "model"),
+                     start));
+  }
+  if (absl::Status s = CheckKeyModel(caller, name); !s.ok()) return void(Fail(request, route, writer, s, start));
+  // The hot path: no copy of the request.
+  if (LeasePtr lease = models_.TryAcquireHot(name); lease != nullptr) return then(request, std::move(writer), lease);
+  // Cold or loading: the request may wait what is left of its TTFT target
+  // (TTFT counts from its first byte, so the wait is in it).
+  const EngineConfig& cfg = engine_.config();
+  const LatencyTargets& targets = latency_class == LatencyClass::kBatch       ? cfg.slo_batch
+                                  : latency_class == LatencyClass::kEmbedding ? cfg.slo_embedding
+                                                                              : cfg.slo_interactive;
+  int64_t target = targets.ttft_ns > 0 ? targets.ttft_ns : 30 * kNsPerSecond;
+  if (ttft_target_ms.has_value()) target = std::min(target, *ttft_target_ms * kNsPerMs);
+  const int64_t wait = std::max<int64_t>(0, start + target - NowNs());
+  auto held = std::make_shared<http::HttpRequest>(request);
+  models_.Acquire(name, wait, [this, held, route, writer, then = std::move(then), start](ModelRegistry::Answer a) mutable {
+    if (a.lease == nullptr) {
+      http::Headers headers = a.retry_after_ms > 0 ? RetryAfterFields(a.retry_after_ms) : http::Headers{};
+      return void(Fail(*held, route, writer, api::WithParam(a.status, "model"), start, std::move(headers)));
+    }
+    then(*held, std::move(writer), a.lease);
+  });
+}
+
+absl::Status OpenAiService::CheckTranslationModel(const std::string& requested) const {
+  if (requested.empty() || requested == models_.default_name()) return absl::OkStatus();
+  return api::WithParam(absl::InvalidArgumentError(StrCat("translation runs on the default model '",
+                                                          models_.default_name(), "', not '",
+                                                          requested.substr(0, 256), "'")),
                         "model");
 }
 
@@ -221,7 +271,7 @@ void OpenAiService::Record(const RequestLogEntry& e) {
   r.peer = e.peer;
   r.method = e.method;
   r.endpoint = e.endpoint;
-  if (e.prompt_tokens >= 0) r.model = config_.model_name;
+  r.model = e.model;
   r.status = e.status;
   r.prompt_tokens = e.prompt_tokens;
   r.completion_tokens = e.completion_tokens;
@@ -258,26 +308,18 @@ int OpenAiService::Fail(const http::HttpRequest& request, const std::string& rou
   return http_status;
 }
 
-absl::Status OpenAiService::CheckModel(const std::string& requested) const {
-  if (requested.empty() || requested == config_.model_name) return absl::OkStatus();
-  return api::WithParam(
-      absl::NotFoundError(StrCat("model '", requested.substr(0, 256), "' does not exist; this server serves '",
-                                 config_.model_name, "'")),
-      "model");
-}
-
-absl::StatusOr<std::vector<int32_t>> OpenAiService::PromptTokens(const api::PromptInput& input,
-                                                                 const std::string& param,
-                                                                 bool add_bos) const {
+absl::StatusOr<std::vector<int32_t>> OpenAiService::PromptTokens(const Tokenizer& tokenizer,
+                                                                 const api::PromptInput& input,
+                                                                 const std::string& param, bool add_bos) {
   std::vector<int32_t> tokens;
   if (const auto* text = std::get_if<std::string>(&input)) {
-    tokens = tokenizer_.Encode(*text, add_bos);
+    tokens = tokenizer.Encode(*text, add_bos);
   } else {
     tokens = std::get<std::vector<int32_t>>(input);
     for (int32_t id : tokens) {
-      if (id < 0 || id >= tokenizer_.n_vocab()) {
+      if (id < 0 || id >= tokenizer.n_vocab()) {
         return api::InvalidParam(param, StrCat("token id ", id, " is outside the vocabulary (",
-                                               tokenizer_.n_vocab(), " tokens)"));
+                                               tokenizer.n_vocab(), " tokens)"));
       }
     }
   }
@@ -285,23 +327,30 @@ absl::StatusOr<std::vector<int32_t>> OpenAiService::PromptTokens(const api::Prom
   return tokens;
 }
 
-absl::StatusOr<std::vector<int32_t>> OpenAiService::ChatTokens(
-    const std::vector<api::ChatMessage>& messages, bool add_generation_prompt, std::string* text) const {
-  if (!chat_.ok()) {
+absl::StatusOr<std::vector<int32_t>> OpenAiService::ChatTokens(const HostedModel& model,
+                                                               const std::vector<api::ChatMessage>& messages,
+                                                               bool add_generation_prompt, std::string* text) {
+  if (!model.chat.ok()) {
     // The template's own error says what to do (start with --chat-template).
-    return api::WithParam(absl::InvalidArgumentError(chat_.status().message()), "messages");
+    return api::WithParam(absl::InvalidArgumentError(model.chat.status().message()), "messages");
   }
   SWIFTLET_ASSIGN_OR_RETURN(std::vector<ChatMessage> turns, ToTemplateMessages(messages));
-  auto pieces = chat_->Render(turns, add_generation_prompt);
+  auto pieces = model.chat->Render(turns, add_generation_prompt);
   if (!pieces.ok()) return api::WithParam(pieces.status(), "messages");
   std::vector<TextPiece> parts;
   for (const ChatPiece& p : *pieces) {
     parts.push_back({p.text, !p.from_user});
     if (text != nullptr) *text += p.text;
   }
-  std::vector<int32_t> tokens = tokenizer_.EncodeMixed(parts, /*add_bos=*/false);
+  std::vector<int32_t> tokens = model.tokenizer->EncodeMixed(parts, /*add_bos=*/false);
   if (tokens.empty()) return api::InvalidParam("messages", "the rendered conversation has no tokens");
   return tokens;
+}
+
+LatencyClass ClassOf(const api::GenerationOptions& o, const Caller& caller) {
+  const bool batch = o.priority == api::Priority::kBatch ||
+                     (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch);
+  return batch ? LatencyClass::kBatch : LatencyClass::kInteractive;
 }
 
 void OpenAiService::Completions(const http::HttpRequest& request, Writer writer, const Caller& caller) {
@@ -309,24 +358,24 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer,
   const std::string route = "/v1/completions";
   auto parsed = api::ParseCompletionRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
-    return void(Fail(request, route, writer, s, start));
-  }
-  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
-  std::vector<std::vector<int32_t>> prompts;
-  std::string prompt_text;
-  for (size_t i = 0; i < parsed->prompts.size(); ++i) {
-    const std::string param = parsed->prompts.size() == 1 ? "prompt" : StrCat("prompt[", i, "]");
-    auto tokens = PromptTokens(parsed->prompts[i], param, tokenizer_.add_bos_token());
-    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
-    prompts.push_back(*std::move(tokens));
-    if (log_.log_content() || audit_ != nullptr) {
-      if (const auto* t = std::get_if<std::string>(&parsed->prompts[i])) prompt_text += *t;
+  auto p = std::make_shared<api::CompletionRequest>(*std::move(parsed));
+  WithModel(request, route, std::move(writer), caller, p->model, ClassOf(p->options, caller), p->options.ttft_target_ms,
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+    const Tokenizer& tokenizer = *lease->model().tokenizer;
+    std::vector<std::vector<int32_t>> prompts;
+    std::string prompt_text;
+    for (size_t i = 0; i < p->prompts.size(); ++i) {
+      const std::string param = p->prompts.size() == 1 ? "prompt" : StrCat("prompt[", i, "]");
+      auto tokens = PromptTokens(tokenizer, p->prompts[i], param, tokenizer.add_bos_token());
+      if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+      prompts.push_back(*std::move(tokens));
+      if (log_.log_content() || audit_ != nullptr) {
+        if (const auto* t = std::get_if<std::string>(&p->prompts[i])) prompt_text += *t;
+      }
     }
-  }
-  Generate(request, std::move(writer), caller, GenerationEndpoint::kCompletions, std::move(prompts),
-           parsed->options, parsed->logprobs.has_value() ? *parsed->logprobs : -1,
-           std::move(prompt_text));
+    Generate(request, std::move(writer), caller, lease, GenerationEndpoint::kCompletions, std::move(prompts),
+             p->options, p->logprobs.has_value() ? *p->logprobs : -1, std::move(prompt_text));
+  });
 }
 
 void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer writer, const Caller& caller) {
@@ -334,25 +383,29 @@ void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer wri
   const std::string route = "/v1/chat/completions";
   auto parsed = api::ParseChatCompletionRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
-    return void(Fail(request, route, writer, s, start));
-  }
-  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
-  std::string text;
-  auto tokens = ChatTokens(parsed->messages, /*add_generation_prompt=*/true,
-                           log_.log_content() || audit_ != nullptr ? &text : nullptr);
-  if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
-  std::vector<std::vector<int32_t>> prompts;
-  prompts.push_back(*std::move(tokens));
-  Generate(request, std::move(writer), caller, GenerationEndpoint::kChat, std::move(prompts), parsed->options,
-           parsed->logprobs ? parsed->top_logprobs.value_or(0) : -1, std::move(text));
+  auto p = std::make_shared<api::ChatCompletionRequest>(*std::move(parsed));
+  WithModel(request, route, std::move(writer), caller, p->model, ClassOf(p->options, caller), p->options.ttft_target_ms,
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+    std::string text;
+    auto tokens = ChatTokens(lease->model(), p->messages, /*add_generation_prompt=*/true,
+                             log_.log_content() || audit_ != nullptr ? &text : nullptr);
+    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+    std::vector<std::vector<int32_t>> prompts;
+    prompts.push_back(*std::move(tokens));
+    Generate(request, std::move(writer), caller, lease, GenerationEndpoint::kChat, std::move(prompts), p->options,
+             p->logprobs ? p->top_logprobs.value_or(0) : -1, std::move(text));
+  });
 }
 
 void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, const Caller& caller,
-                             GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
-                             const api::GenerationOptions& options, int32_t top_logprobs,
-                             std::string prompt_text) {
+                             const LeasePtr& lease, GenerationEndpoint endpoint,
+                             std::vector<std::vector<int32_t>> prompts, const api::GenerationOptions& options,
+                             int32_t top_logprobs, std::string prompt_text) {
   const int64_t start = ReceivedNs(request);
+  Engine& engine = lease->engine();
+  GenerationDefaults defaults;
+  defaults.context = engine.context();
+  defaults.max_tokens_cap = config_.max_tokens_cap;
   const bool chat = endpoint == GenerationEndpoint::kChat;
   const std::string route = chat ? "/v1/chat/completions" : "/v1/completions";
   // Options per prompt (max_tokens defaults depend on the prompt's length).
@@ -360,7 +413,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   for (size_t i = 0; i < prompts.size(); ++i) {
     std::mt19937_64 seed_source(NextSeed());
     auto o = ToEngineOptions(options, endpoint, static_cast<int64_t>(prompts[i].size()), top_logprobs,
-                             defaults_, seed_source);
+                             defaults, seed_source);
     if (!o.ok()) return void(Fail(request, route, writer, o.status(), start));
     // A batch key's requests are batch whatever they ask.
     if (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch) {
@@ -391,7 +444,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   // The audit log digests the output, so it keeps the text too.
   spec.keep_text = log_.log_content() || audit_ != nullptr;
   spec.id = NextId(chat ? "chatcmpl-" : "cmpl-");
-  spec.model = config_.model_name;
+  spec.model = lease->name();
   spec.created = static_cast<int64_t>(std::time(nullptr));
   spec.n = options.n;
   spec.prompts = prompts.size();
@@ -404,8 +457,12 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   entry.key_id = request.principal;
   entry.endpoint = request.path;
   entry.prompt = std::move(prompt_text);
+  entry.model = lease->name();
   if (caller.key != nullptr) entry.key_id = caller.key->id;
-  auto done = [this, route, entry = std::move(entry), start, caller, charged](const GenerationSummary& s) mutable {
+  // The lease lives as long as the call: the model stays loaded until its
+  // answer is finished.
+  auto done = [this, route, entry = std::move(entry), start, caller, charged,
+               lease = LeasePtr(lease)](const GenerationSummary& s) mutable {
     if (caller.key != nullptr) {
       limiter_.Settle(*caller.key, s.usage.prompt_tokens, s.usage.completion_tokens,
                       charged - s.usage.prompt_tokens - s.usage.completion_tokens);
@@ -425,8 +482,11 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     entry.output = s.output;
     Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    // Answered: the model may be unloaded from now on (the call's
+    // requests are finished or cancelled).
+    lease.reset();
   };
-  auto call = GenerationCall::Create(std::move(spec), tokenizer_, writer, engine_, std::move(done));
+  auto call = GenerationCall::Create(std::move(spec), *lease->model().tokenizer, writer, engine, std::move(done));
 
   std::vector<uint64_t> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -436,7 +496,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     r.sink = call->SinkFor(i);
     r.received_ns = start;
     r.cache_scope = caller.cache_scope;
-    const SubmitResult result = engine_.Submit(std::move(r));
+    const SubmitResult result = engine.Submit(std::move(r));
     if (!result.accepted()) {
       auto [status, headers] = RefusalAnswer(result);
       call->Abort(std::move(ids), status, std::move(headers));
@@ -452,87 +512,148 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
   const std::string route = "/v1/embeddings";
   auto parsed = api::ParseEmbeddingRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
-    return void(Fail(request, route, writer, s, start));
-  }
-  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
-  if (!pooling_.ok()) {
-    return void(Fail(request, route, writer,
-                     absl::UnimplementedError(StrCat("embeddings are off: ", pooling_.status().message())), start));
-  }
-  std::vector<std::vector<int32_t>> inputs;
-  for (size_t i = 0; i < parsed->inputs.size(); ++i) {
-    const std::string param = parsed->inputs.size() == 1 ? "input" : StrCat("input[", i, "]");
-    auto tokens = PromptTokens(parsed->inputs[i], param, tokenizer_.add_bos_token());
-    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
-    if (static_cast<int64_t>(tokens->size()) > engine_.context()) {
+  auto p = std::make_shared<api::EmbeddingRequest>(*std::move(parsed));
+  WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kEmbedding, std::nullopt,
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+    const HostedModel& model = lease->model();
+    Engine& engine = lease->engine();
+    if (!model.pooling.ok()) {
       return void(Fail(request, route, writer,
-                       api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ", engine_.context())),
+                       absl::UnimplementedError(StrCat("embeddings are off: ", model.pooling.status().message())),
                        start));
     }
-    inputs.push_back(*std::move(tokens));
-  }
-
-  // One engine request per input, in the embedding class: the engine's
-  // batches, admission and compute pool serve them beside generation.
-  EmbeddingCallSpec spec;
-  spec.model = config_.model_name;
-  spec.encoding = parsed->encoding;
-  spec.inputs = inputs.size();
-  in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  RequestLogEntry entry;
-  entry.id = NextId("embd-");
-  entry.method = request.method;
-  entry.peer = request.remote_address;
-  entry.key_id = request.principal;
-  entry.endpoint = request.path;
-  auto done = [this, route, entry = std::move(entry), start](const EmbeddingSummary& s) mutable {
-    metrics_.CountRequest(route, s.http_status);
-    entry.status = s.http_status;
-    entry.prompt_tokens = s.usage.prompt_tokens;
-    if (s.usage.prompt_tokens > 0) entry.queue_ms = Ms(s.timings.queued_ns);
-    entry.total_ms = Ms(NowNs() - start);
-    Record(entry);
-    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-  };
-  auto call = EmbeddingCall::Create(std::move(spec), writer, engine_, std::move(done));
-  std::vector<uint64_t> ids;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Request r;
-    r.prompt = std::move(inputs[i]);
-    r.options.embedding = true;
-    r.options.pooling = *pooling_;
-    r.options.latency_class = LatencyClass::kEmbedding;
-    r.sink = call->SinkFor(i);
-    r.received_ns = start;
-    r.cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
-    const SubmitResult result = engine_.Submit(std::move(r));
-    if (!result.accepted()) {
-      auto [status, headers] = RefusalAnswer(result);
-      call->Abort(std::move(ids), status, std::move(headers));
-      return;
+    std::vector<std::vector<int32_t>> inputs;
+    for (size_t i = 0; i < p->inputs.size(); ++i) {
+      const std::string param = p->inputs.size() == 1 ? "input" : StrCat("input[", i, "]");
+      auto tokens = PromptTokens(*model.tokenizer, p->inputs[i], param, model.tokenizer->add_bos_token());
+      if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+      if (static_cast<int64_t>(tokens->size()) > engine.context()) {
+        return void(Fail(request, route, writer,
+                         api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ", engine.context())), start));
+      }
+      inputs.push_back(*std::move(tokens));
     }
-    ids.push_back(result.id);
-  }
-  call->Start(std::move(ids));
+
+    // One engine request per input, in the embedding class: the engine's
+    // batches, admission and compute pool serve them beside generation.
+    EmbeddingCallSpec spec;
+    spec.model = lease->name();
+    spec.encoding = p->encoding;
+    spec.inputs = inputs.size();
+    in_flight_.fetch_add(1, std::memory_order_acq_rel);
+    RequestLogEntry entry;
+    entry.id = NextId("embd-");
+    entry.method = request.method;
+    entry.peer = request.remote_address;
+    entry.key_id = request.principal;
+    entry.endpoint = request.path;
+    entry.model = lease->name();
+    auto done = [this, route, entry = std::move(entry), start, lease = LeasePtr(lease)](const EmbeddingSummary& s) mutable {
+      metrics_.CountRequest(route, s.http_status);
+      entry.status = s.http_status;
+      entry.prompt_tokens = s.usage.prompt_tokens;
+      if (s.usage.prompt_tokens > 0) entry.queue_ms = Ms(s.timings.queued_ns);
+      entry.total_ms = Ms(NowNs() - start);
+      Record(entry);
+      in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      lease.reset();  // Answered: the model may be unloaded from now on.
+    };
+    auto call = EmbeddingCall::Create(std::move(spec), writer, engine, std::move(done));
+    std::vector<uint64_t> ids;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Request r;
+      r.prompt = std::move(inputs[i]);
+      r.options.embedding = true;
+      r.options.pooling = *model.pooling;
+      r.options.latency_class = LatencyClass::kEmbedding;
+      r.sink = call->SinkFor(i);
+      r.received_ns = start;
+      r.cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
+      const SubmitResult result = engine.Submit(std::move(r));
+      if (!result.accepted()) {
+        auto [status, headers] = RefusalAnswer(result);
+        call->Abort(std::move(ids), status, std::move(headers));
+        return;
+      }
+      ids.push_back(result.id);
+    }
+    call->Start(std::move(ids));
+  });
 }
+
+namespace {
+
+nlohmann::ordered_json ModelJson(const ModelStatus& m, int64_t created) {
+  nlohmann::ordered_json j = {{"id", m.name}, {"object", "model"}, {"created", created}, {"owned_by", "swiftlet"}};
+  // swiftlet's own fields: where the model is in its life.
+  j["state"] = std::string(ModelStateName(m.state));
+  j["pinned"] = m.pinned;
+  j["memory_bytes"] = m.memory_bytes;
+  j["memory_measured"] = m.memory_measured;
+  j["last_used"] = m.last_used_unix_s > 0 ? nlohmann::ordered_json(m.last_used_unix_s) : nlohmann::ordered_json();
+  j["requests_in_flight"] = m.in_flight;
+  j["last_load_ms"] = m.last_load_ms >= 0 ? nlohmann::ordered_json(m.last_load_ms) : nlohmann::ordered_json();
+  return j;
+}
+
+}  // namespace
 
 void OpenAiService::Models(const http::HttpRequest& request, Writer writer) {
   const int64_t start = ReceivedNs(request);
-  RespondJson(*writer, 200, api::SerializeModelList({{config_.model_name, created_, "swiftlet"}}));
+  nlohmann::ordered_json data = nlohmann::ordered_json::array();
+  for (const ModelStatus& m : models_.List()) data.push_back(ModelJson(m, created_));
+  nlohmann::ordered_json j = {{"object", "list"}, {"data", std::move(data)}};
+  j["memory_budget_bytes"] = models_.memory_budget_bytes();
+  j["memory_in_use_bytes"] = models_.memory_in_use_bytes();
+  RespondJson(*writer, 200, j.dump());
   Answered(request, "/v1/models", 200, start);
 }
 
 void OpenAiService::ModelById(const http::HttpRequest& request, Writer writer) {
   const int64_t start = ReceivedNs(request);
   const std::string_view id = std::string_view(request.path).substr(std::string_view("/v1/models/").size());
-  if (id != config_.model_name) {
-    return void(Fail(request, "/v1/models/{id}", writer, CheckModel(std::string(id)), start));
+  for (const ModelStatus& m : models_.List()) {
+    if (m.name != id) continue;
+    RespondJson(*writer, 200, ModelJson(m, created_).dump());
+    return Answered(request, "/v1/models/{id}", 200, start);
   }
-  nlohmann::json j = {{"id", config_.model_name}, {"object", "model"}, {"created", created_},
-                      {"owned_by", "swiftlet"}};
-  RespondJson(*writer, 200, j.dump());
-  Answered(request, "/v1/models/{id}", 200, start);
+  Fail(request, "/v1/models/{id}", writer,
+       api::WithParam(absl::NotFoundError(StrCat("model '", id.substr(0, 256), "' does not exist")), "model"), start);
+}
+
+void OpenAiService::ModelAdmin(const http::HttpRequest& request, Writer writer) {
+  const int64_t start = ReceivedNs(request);
+  const std::string route = "/v1/models/{id}/load|unload";
+  std::string_view rest = std::string_view(request.path).substr(std::string_view("/v1/models/").size());
+  const size_t slash = rest.rfind('/');
+  const std::string_view action = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  const std::string name(slash == std::string_view::npos ? rest : rest.substr(0, slash));
+  if (action != "load" && action != "unload") {
+    return void(Fail(request, route, writer,
+                     absl::NotFoundError("no such endpoint: use POST /v1/models/{name}/load or /unload"), start));
+  }
+  if (name.empty() || !models_.Has(name)) {
+    return void(Fail(request, route, writer,
+                     api::WithParam(absl::NotFoundError(StrCat("model '", name.substr(0, 256), "' does not exist")),
+                                    "model"),
+                     start));
+  }
+  auto held = std::make_shared<http::HttpRequest>(request);
+  auto answer = [this, held, route, writer, name, start](const absl::Status& s) mutable {
+    if (!s.ok()) return void(Fail(*held, route, writer, s, start));
+    for (const ModelStatus& m : models_.List()) {
+      if (m.name == name) RespondJson(*writer, 200, ModelJson(m, created_).dump());
+    }
+    Answered(*held, route, 200, start);
+  };
+  if (action == "unload") {
+    // Busy or pinned: 409.
+    return models_.Unload(name, [answer](absl::Status s) mutable {
+      if (absl::IsFailedPrecondition(s)) s = api::WithHttpStatus(s, 409);
+      answer(s);
+    });
+  }
+  models_.Acquire(name, INT64_MAX, [answer](ModelRegistry::Answer a) mutable { answer(a.status); });
 }
 
 void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
@@ -540,19 +661,21 @@ void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
   const std::string route = "/tokenize";
   auto parsed = api::ParseTokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
-    return void(Fail(request, route, writer, s, start));
-  }
-  std::vector<int32_t> tokens;
-  if (parsed->prompt.has_value()) {
-    tokens = tokenizer_.Encode(*parsed->prompt, parsed->add_special_tokens && tokenizer_.add_bos_token());
-  } else {
-    auto t = ChatTokens(parsed->messages, parsed->add_generation_prompt, nullptr);
-    if (!t.ok()) return void(Fail(request, route, writer, t.status(), start));
-    tokens = *std::move(t);
-  }
-  RespondJson(*writer, 200, api::SerializeTokenizeResponse(tokens, engine_.context()));
-  Answered(request, route, 200, start);
+  auto p = std::make_shared<api::TokenizeRequest>(*std::move(parsed));
+  WithModel(request, route, std::move(writer), Caller{}, p->model, LatencyClass::kInteractive, std::nullopt,
+            [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+    const Tokenizer& tokenizer = *lease->model().tokenizer;
+    std::vector<int32_t> tokens;
+    if (p->prompt.has_value()) {
+      tokens = tokenizer.Encode(*p->prompt, p->add_special_tokens && tokenizer.add_bos_token());
+    } else {
+      auto t = ChatTokens(lease->model(), p->messages, p->add_generation_prompt, nullptr);
+      if (!t.ok()) return void(Fail(request, route, writer, t.status(), start));
+      tokens = *std::move(t);
+    }
+    RespondJson(*writer, 200, api::SerializeTokenizeResponse(tokens, lease->engine().context()));
+    Answered(request, route, 200, start);
+  });
 }
 
 void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) {
@@ -560,20 +683,21 @@ void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) 
   const std::string route = "/detokenize";
   auto parsed = api::ParseDetokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) {
-    return void(Fail(request, route, writer, s, start));
-  }
-  for (size_t i = 0; i < parsed->tokens.size(); ++i) {
-    const int32_t id = parsed->tokens[i];
-    if (id < 0 || id >= tokenizer_.n_vocab()) {
-      return void(Fail(request, route, writer,
-                       api::InvalidParam(StrCat("tokens[", i, "]"),
-                                         StrCat("token id ", id, " is outside the vocabulary")),
-                       start));
+  auto p = std::make_shared<api::DetokenizeRequest>(*std::move(parsed));
+  WithModel(request, route, std::move(writer), Caller{}, p->model, LatencyClass::kInteractive, std::nullopt,
+            [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+    const Tokenizer& tokenizer = *lease->model().tokenizer;
+    for (size_t i = 0; i < p->tokens.size(); ++i) {
+      const int32_t id = p->tokens[i];
+      if (id < 0 || id >= tokenizer.n_vocab()) {
+        return void(Fail(request, route, writer,
+                         api::InvalidParam(StrCat("tokens[", i, "]"), StrCat("token id ", id, " is outside the vocabulary")),
+                         start));
+      }
     }
-  }
-  RespondJson(*writer, 200, api::SerializeDetokenizeResponse(tokenizer_.Decode(parsed->tokens)));
-  Answered(request, route, 200, start);
+    RespondJson(*writer, 200, api::SerializeDetokenizeResponse(tokenizer.Decode(p->tokens)));
+    Answered(request, route, 200, start);
+  });
 }
 
 void OpenAiService::Health(const http::HttpRequest& request, Writer writer) {
@@ -637,8 +761,13 @@ void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
 void OpenAiService::Metrics(const http::HttpRequest& /*request*/, Writer writer) {
   // Counted before formatting, so a scrape sees itself.
   metrics_.CountRequest("/metrics", 200);
-  std::string body = metrics_.Format(engine_.metrics(), config_.model_name, connections_ ? connections_() : 0,
-                                     log_.dropped());
+  // Every hot model's engine, labeled by model; the leases keep them hot
+  // while the text is made.
+  const std::vector<LeasePtr> hot = models_.HotLeases();
+  std::vector<LabeledEngineMetrics> engines;
+  for (const LeasePtr& l : hot) engines.push_back({l->name(), &l->engine().metrics()});
+  std::string body = metrics_.Format(engines, models_.Names(), connections_ ? connections_() : 0, log_.dropped());
+  body += models_.FormatMetrics();
   const translate::CacheStats cache = config_.translate_cache ? config_.translate_cache->stats() : translate::CacheStats{};
   body += FormatTranslatePrometheus(translate_metrics_, config_.translate_cache ? &cache : nullptr);
   body += FormatKeyMetrics();

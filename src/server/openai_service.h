@@ -16,8 +16,8 @@
 //
 // Thread-safe: Handle may run on any number of I/O threads at once. The
 // model, tokenizer, engine, embedding worker and log must outlive the
-// service and every request it started (stop the HTTP server, then the
-// engine, then destroy the service).
+// service and every request it started (stop the HTTP server, then
+// destroy the service, then stop the registry).
 #pragma once
 
 #include <atomic>
@@ -40,6 +40,7 @@
 #include "server/caller.h"
 #include "server/key_limits.h"
 #include "server/model_card.h"
+#include "server/model_registry.h"
 #include "server/openai_mapping.h"
 #include "server/probe_download.h"
 #include "server/request_log.h"
@@ -56,8 +57,7 @@
 namespace swiftlet::server {
 
 struct ServiceConfig {
-  std::string model_name;  // The id clients name in `model`.
-  int32_t max_tokens_cap = 0;  // 0: the engine's context.
+  int32_t max_tokens_cap = 0;  // 0: each model's context.
   api::ParseLimits limits;     // max_n and max_tokens_limit are set from the engine.
   // The translation cache (null: none); shared with whoever made it.
   std::shared_ptr<translate::TranslationCache> translate_cache;
@@ -72,8 +72,6 @@ struct ServiceConfig {
   // With keys: the prefix and translation caches are per key (true), or
   // shared by every caller.
   bool cache_scope_per_key = true;
-  // What the dashboard's model card shows (GET /stats).
-  ModelCard model_card;
 };
 
 // The browser pages' routes (server/web_routes.cc): public even with keys.
@@ -81,11 +79,12 @@ bool IsWebRoute(std::string_view route);
 
 class OpenAiService {
  public:
-  // `chat` may hold an error (the model has no usable template): chat
-  // requests then get 400 with that message. `pooling` may hold an error
-  // (the model's pooling type is not supported): embeddings then get 501.
-  OpenAiService(const Tokenizer& tokenizer, absl::StatusOr<ChatTemplate> chat, Engine& engine,
-                absl::StatusOr<Pooling> pooling, RequestLog& log, ServiceConfig config, AuditLog* audit = nullptr);
+  // Serves the registry's models (started: its default model hot). A
+  // model's chat template may hold an error (no usable template): chat
+  // requests then get 400 with that message; so may its pooling (not
+  // supported): embeddings then get 501. Translation, live streams, the
+  // dashboard and /load run on the default model.
+  OpenAiService(ModelRegistry& models, RequestLog& log, ServiceConfig config, AuditLog* audit = nullptr);
 
   // The http::HttpHandler.
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseWriter> writer);
@@ -125,6 +124,8 @@ class OpenAiService {
   std::string FormatKeyMetrics() const;
   void Models(const http::HttpRequest& request, Writer writer);
   void ModelById(const http::HttpRequest& request, Writer writer);
+  // Admin: POST /v1/models/{name}/load and /unload.
+  void ModelAdmin(const http::HttpRequest& request, Writer writer);
   void Tokenize(const http::HttpRequest& request, Writer writer);
   void Detokenize(const http::HttpRequest& request, Writer writer);
   void Health(const http::HttpRequest& request, Writer writer);
@@ -134,22 +135,33 @@ class OpenAiService {
 
   // Submits one engine request per prompt and hands the answer to a
   // GenerationCall.
-  void Generate(const http::HttpRequest& request, Writer writer, const Caller& caller, GenerationEndpoint endpoint,
-                std::vector<std::vector<int32_t>> prompts, const api::GenerationOptions& options,
-                int32_t top_logprobs, std::string prompt_text);
+  void Generate(const http::HttpRequest& request, Writer writer, const Caller& caller, const LeasePtr& lease,
+                GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
+                const api::GenerationOptions& options, int32_t top_logprobs, std::string prompt_text);
 
-  absl::Status CheckModel(const std::string& requested) const;
-  // The caller's key may use this server's model.
-  absl::Status CheckKeyModel(const Caller& caller) const;
+  // Runs `then` with a lease on the model the request names (empty: the
+  // default), at once when it is hot, else once it is loaded; a refusal
+  // (no such model, a key that may not use it, a load longer than the
+  // request may wait) is answered here. `ttft_target_ms` is the request's
+  // own target, if any: with its class's it bounds the wait for a load.
+  using WithModelFn = std::function<void(const http::HttpRequest&, Writer, const LeasePtr&)>;
+  void WithModel(const http::HttpRequest& request, const std::string& route, Writer writer, const Caller& caller,
+                 const std::string& model, LatencyClass latency_class, std::optional<int64_t> ttft_target_ms,
+                 WithModelFn then);
+  // Translation runs on the default model only.
+  absl::Status CheckTranslationModel(const std::string& requested) const;
+  // The caller's key may use `model`.
+  absl::Status CheckKeyModel(const Caller& caller, const std::string& model) const;
   // Authenticates, applies the key's rate and concurrency limits and fills
   // `caller`; an error status (401, 403, 429) is answered by the caller of
   // this.
   absl::Status Authorize(const http::HttpRequest& request, const std::string& route, Caller& caller,
                          http::Headers& headers);
-  absl::StatusOr<std::vector<int32_t>> PromptTokens(const api::PromptInput& input,
-                                                    const std::string& param, bool add_bos) const;
-  absl::StatusOr<std::vector<int32_t>> ChatTokens(const std::vector<api::ChatMessage>& messages,
-                                                  bool add_generation_prompt, std::string* text) const;
+  static absl::StatusOr<std::vector<int32_t>> PromptTokens(const Tokenizer& tokenizer, const api::PromptInput& input,
+                                                           const std::string& param, bool add_bos);
+  static absl::StatusOr<std::vector<int32_t>> ChatTokens(const HostedModel& model,
+                                                         const std::vector<api::ChatMessage>& messages,
+                                                         bool add_generation_prompt, std::string* text);
   // Writes the request log line and, with --audit-log, the audit line.
   void Record(const RequestLogEntry& entry);
   // Counts and logs an answer given at once (not a generation).
@@ -164,14 +176,16 @@ class OpenAiService {
   // latency the service reports: the engine's TTFT counts from here.
   int64_t ReceivedNs(const http::HttpRequest& request) const;
 
+  ModelRegistry& models_;
+  // The default model (pinned: hot for the service's life): translation,
+  // live streams, the dashboard and /load run on it.
+  HostedModel& primary_;
   const Tokenizer& tokenizer_;
-  const absl::StatusOr<ChatTemplate> chat_;
+  const absl::StatusOr<ChatTemplate>& chat_;
   Engine& engine_;
-  const absl::StatusOr<Pooling> pooling_;
   RequestLog& log_;
   AuditLog* const audit_;  // Null: no audit log.
   ServiceConfig config_;
-  GenerationDefaults defaults_;
   const int64_t created_;  // Unix seconds at start: the model's "created".
   Router router_;
   ServerMetrics metrics_;

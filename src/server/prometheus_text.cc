@@ -42,16 +42,32 @@ class Writer {
     StrAppend("# TYPE ", prefix_, name, " ", type, "\n");
   }
 
-  void AddHistogram(std::string_view name, const Histogram& h, std::string_view help) {
+  // Labels put before each sample's own (`model="x"`), or none.
+  void SetLabel(std::string label) { label_ = std::move(label); }
+
+  void HistogramLines(std::string_view name, const Histogram& h) {
     const HistogramSnapshot s = h.Snapshot();
-    Header(name, "histogram", help);
+    const std::string lead = label_.empty() ? std::string() : StrCat(label_, ",");
     for (size_t i = 0; i <= s.bounds.size(); ++i) {
       const std::string le =
           i < s.bounds.size() ? FormatPrometheusValue(s.bounds[i]) : std::string("+Inf");
-      StrAppend(prefix_, name, "_bucket{le=\"", le, "\"} ", s.cumulative[i], "\n");
+      StrAppend(prefix_, name, "_bucket{", lead, "le=\"", le, "\"} ", s.cumulative[i], "\n");
     }
-    StrAppend(prefix_, name, "_sum ", FormatPrometheusValue(s.sum), "\n");
-    StrAppend(prefix_, name, "_count ", s.count, "\n");
+    StrAppend(prefix_, name, "_sum", Braced(), " ", FormatPrometheusValue(s.sum), "\n");
+    StrAppend(prefix_, name, "_count", Braced(), " ", s.count, "\n");
+  }
+
+  void GaugeLine(std::string_view name, const Gauge& g) { StrAppend(prefix_, name, Braced(), " ", g.Value(), "\n"); }
+  void CounterLine(std::string_view name, const Counter& c) { StrAppend(prefix_, name, Braced(), " ", c.Value(), "\n"); }
+
+  template <typename Enum, size_t N>
+  void CounterVecLines(std::string_view name, const CounterVec<Enum, N>& v) {
+    const std::string lead = label_.empty() ? std::string() : StrCat(label_, ",");
+    for (size_t i = 0; i < N; ++i) {
+      if (v.label_value(i).empty()) continue;
+      StrAppend(prefix_, name, "{", lead, v.label_name(), "=\"", EscapePrometheusLabel(v.label_value(i)),
+                "\"} ", v.value_at(i), "\n");
+    }
   }
 
   // One histogram per label value, as one family.
@@ -70,38 +86,31 @@ class Writer {
     }
   }
 
+  void AddHistogram(std::string_view name, const Histogram& h, std::string_view help) {
+    Header(name, "histogram", help);
+    HistogramLines(name, h);
+  }
+  void AddGauge(std::string_view name, const Gauge& g, std::string_view help) {
+    Header(name, "gauge", help);
+    GaugeLine(name, g);
+  }
+  void AddCounter(std::string_view field, const Counter& c, std::string_view help) {
+    const std::string name = CounterName(field);
+    Header(name, "counter", help);
+    CounterLine(name, c);
+  }
+
   void AddValue(std::string_view name, std::string_view type, double value, std::string_view help) {
     const std::string n = type == "counter" ? CounterName(name) : std::string(name);
     Header(n, type, help);
     StrAppend(prefix_, n, " ", FormatPrometheusValue(value), "\n");
   }
 
-  void AddGauge(std::string_view name, const Gauge& g, std::string_view help) {
-    Header(name, "gauge", help);
-    StrAppend(prefix_, name, " ", g.Value(), "\n");
-  }
 
-  void AddCounter(std::string_view field, const Counter& c, std::string_view help) {
-    const std::string name = CounterName(field);
-    Header(name, "counter", help);
-    StrAppend(prefix_, name, " ", c.Value(), "\n");
-  }
-
-  template <typename Enum, size_t N>
-  void AddCounterVec(std::string_view field, const CounterVec<Enum, N>& v, std::string_view help) {
-    const std::string name = CounterName(field);
-    Header(name, "counter", help);
-    for (size_t i = 0; i < N; ++i) {
-      if (v.label_value(i).empty()) continue;
-      StrAppend(prefix_, name, "{", v.label_name(), "=\"", EscapePrometheusLabel(v.label_value(i)),
-                "\"} ", v.value_at(i), "\n");
-    }
-  }
 
   std::string Take() { return std::move(out_); }
 
- private:
-  static std::string CounterName(std::string_view field) {
+ static std::string CounterName(std::string_view field) {
     constexpr std::string_view kTotal = "_total";
     if (field.size() >= kTotal.size() && field.substr(field.size() - kTotal.size()) == kTotal) {
       return std::string(field);
@@ -109,12 +118,16 @@ class Writer {
     return StrCat(field, kTotal);
   }
 
+ private:
+  std::string Braced() const { return label_.empty() ? std::string() : StrCat("{", label_, "}"); }
+
   template <typename... Args>
   void StrAppend(const Args&... args) {
     out_ += StrCat(args...);
   }
 
   std::string_view prefix_;
+  std::string label_;
   std::string out_;
 };
 
@@ -143,38 +156,67 @@ std::string EscapePrometheusLabel(std::string_view v) {
 }
 
 std::string FormatPrometheus(const EngineMetrics& m, std::string_view prefix) {
+  return FormatPrometheus(std::vector<LabeledEngineMetrics>{{"", &m}}, prefix);
+}
+
+std::string FormatPrometheus(const std::vector<LabeledEngineMetrics>& models, std::string_view prefix) {
   SWIFTLET_CHECK(IsMetricNamePrefix(prefix));
   Writer w(prefix);
-  w.AddHistogram("time_to_first_token_seconds", m.time_to_first_token_seconds,
-              "Time from request received to its first token event, in seconds.");
-  w.AddHistogram("inter_token_latency_seconds", m.inter_token_latency_seconds,
-              "Time between consecutive token events of a request, in seconds.");
-  w.AddHistogram("time_per_output_token_seconds", m.time_per_output_token_seconds,
-              "Per request: (last token - first token) / (output tokens - 1), in seconds.");
-  w.AddHistogram("e2e_request_latency_seconds", m.e2e_request_latency_seconds,
-              "Time from request received to finished, in seconds.");
-  w.AddHistogram("queue_time_seconds", m.queue_time_seconds,
-              "Time from request received to its first prefill chunk, in seconds.");
-  w.AddGauge("requests_running", m.requests_running, "Requests prefilling or decoding.");
-  w.AddGauge("requests_waiting", m.requests_waiting, "Requests accepted and waiting to start.");
-  w.AddGauge("kv_blocks_used", m.kv_blocks_used, "KV cache blocks in use.");
-  w.AddGauge("kv_blocks_capacity", m.kv_blocks_total, "KV cache blocks in all.");
-  w.AddCounter("prefix_cache_queries_tokens", m.prefix_cache_queries_tokens,
-            "Prompt tokens looked up in the prefix cache.");
-  w.AddCounter("prefix_cache_hits_tokens", m.prefix_cache_hits_tokens,
-            "Prompt tokens found in the prefix cache.");
-  w.AddCounter("prompt_tokens_total", m.prompt_tokens_total, "Prompt tokens of accepted requests.");
-  w.AddCounter("prompt_tokens_computed_total", m.prompt_tokens_computed_total,
-               "Prompt positions run through the forward pass (recomputation included).");
-  w.AddCounter("prompt_tokens_cached_total", m.prompt_tokens_cached_total,
-               "Prompt positions taken from the prefix cache or a request group's shared part.");
-  w.AddCounter("generation_tokens_total", m.generation_tokens_total, "Output tokens generated.");
-  w.AddCounterVec("requests_finished", m.requests_finished, "Requests finished, by finish reason.");
-  w.AddCounterVec("refusals", m.refusals, "Requests refused at submission, by reason.");
-  w.AddCounter("preemptions_total", m.preemptions_total,
-            "Running requests preempted for KV cache space.");
-  w.AddCounter("prefix_warmups_total", m.prefix_warmups_total,
-               "Prompts refused for their TTFT target whose prefix was computed at batch priority.");
+  // Each family once, a series per model.
+  auto each = [&](auto add) {
+    for (const LabeledEngineMetrics& lm : models) {
+      w.SetLabel(lm.model.empty() ? std::string() : StrCat("model=\"", EscapePrometheusLabel(lm.model), "\""));
+      add(*lm.metrics);
+    }
+    w.SetLabel("");
+  };
+  using M = const EngineMetrics&;
+  auto histogram = [&](std::string_view name, const Histogram EngineMetrics::*field, std::string_view help) {
+    w.Header(name, "histogram", help);
+    each([&](M m) { w.HistogramLines(name, m.*field); });
+  };
+  auto gauge = [&](std::string_view name, const Gauge EngineMetrics::*field, std::string_view help) {
+    w.Header(name, "gauge", help);
+    each([&](M m) { w.GaugeLine(name, m.*field); });
+  };
+  auto counter = [&](std::string_view field_name, const Counter EngineMetrics::*field, std::string_view help) {
+    const std::string name = Writer::CounterName(field_name);
+    w.Header(name, "counter", help);
+    each([&](M m) { w.CounterLine(name, m.*field); });
+  };
+  auto counter_vec = [&](std::string_view field_name, const auto EngineMetrics::*field, std::string_view help) {
+    const std::string name = Writer::CounterName(field_name);
+    w.Header(name, "counter", help);
+    each([&](M m) { w.CounterVecLines(name, m.*field); });
+  };
+  histogram("time_to_first_token_seconds", &EngineMetrics::time_to_first_token_seconds,
+            "Time from request received to its first token event, in seconds.");
+  histogram("inter_token_latency_seconds", &EngineMetrics::inter_token_latency_seconds,
+            "Time between consecutive token events of a request, in seconds.");
+  histogram("time_per_output_token_seconds", &EngineMetrics::time_per_output_token_seconds,
+            "Per request: (last token - first token) / (output tokens - 1), in seconds.");
+  histogram("e2e_request_latency_seconds", &EngineMetrics::e2e_request_latency_seconds,
+            "Time from request received to finished, in seconds.");
+  histogram("queue_time_seconds", &EngineMetrics::queue_time_seconds,
+            "Time from request received to its first prefill chunk, in seconds.");
+  gauge("requests_running", &EngineMetrics::requests_running, "Requests prefilling or decoding.");
+  gauge("requests_waiting", &EngineMetrics::requests_waiting, "Requests accepted and waiting to start.");
+  gauge("kv_blocks_used", &EngineMetrics::kv_blocks_used, "KV cache blocks in use.");
+  gauge("kv_blocks_capacity", &EngineMetrics::kv_blocks_total, "KV cache blocks in all.");
+  counter("prefix_cache_queries_tokens", &EngineMetrics::prefix_cache_queries_tokens,
+          "Prompt tokens looked up in the prefix cache.");
+  counter("prefix_cache_hits_tokens", &EngineMetrics::prefix_cache_hits_tokens, "Prompt tokens found in the prefix cache.");
+  counter("prompt_tokens_total", &EngineMetrics::prompt_tokens_total, "Prompt tokens of accepted requests.");
+  counter("prompt_tokens_computed_total", &EngineMetrics::prompt_tokens_computed_total,
+          "Prompt positions run through the forward pass (recomputation included).");
+  counter("prompt_tokens_cached_total", &EngineMetrics::prompt_tokens_cached_total,
+          "Prompt positions taken from the prefix cache or a request group's shared part.");
+  counter("generation_tokens_total", &EngineMetrics::generation_tokens_total, "Output tokens generated.");
+  counter_vec("requests_finished", &EngineMetrics::requests_finished, "Requests finished, by finish reason.");
+  counter_vec("refusals", &EngineMetrics::refusals, "Requests refused at submission, by reason.");
+  counter("preemptions_total", &EngineMetrics::preemptions_total, "Running requests preempted for KV cache space.");
+  counter("prefix_warmups_total", &EngineMetrics::prefix_warmups_total,
+          "Prompts refused for their TTFT target whose prefix was computed at batch priority.");
   return w.Take();
 }
 

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/metrics.h"
 #include "translate/translate_metrics.h"
@@ -16,6 +17,14 @@ namespace swiftlet::server {
 // `prefix` (a valid metric name prefix, checked). Histograms give cumulative
 // `_bucket{le="..."}` lines ending with le="+Inf", then `_sum` and `_count`.
 std::string FormatPrometheus(const EngineMetrics& metrics, std::string_view prefix = "swiftlet_");
+
+// Several models' engines: each family once, each series labeled
+// model="<name>" (no label where the name is empty).
+struct LabeledEngineMetrics {
+  std::string model;
+  const EngineMetrics* metrics;
+};
+std::string FormatPrometheus(const std::vector<LabeledEngineMetrics>& models, std::string_view prefix = "swiftlet_");
 
 // The translation service's metrics (and its cache's, when it has one).
 std::string FormatTranslatePrometheus(const translate::TranslateMetrics& metrics, const translate::CacheStats* cache,

@@ -42,6 +42,7 @@ std::string RequestLog::Format(const RequestLogEntry& e) const {
   j["total_ms"] = Round3(e.total_ms);
   if (!e.key_id.empty()) j["key"] = e.key_id;
   if (!e.finish.empty()) j["finish"] = e.finish;
+  if (!e.model.empty()) j["model"] = e.model.substr(0, 256);
   if (log_content_) {
     j["prompt"] = e.prompt;
     j["output"] = e.output;

@@ -31,6 +31,7 @@ struct RequestLogEntry {
   double ttft_estimate_ms = -1;    // Admission's prediction of ttft_ms.
   double total_ms = 0;             // Received until answered.
   std::string finish;              // Engine finish reason, when generated.
+  std::string model;               // The model that served it, when one did.
   std::string key_id;              // The API key's id, when keys are on.
   std::string peer;                // Client address (the audit log's; not in the request log).
   std::string prompt;              // Written only with log_content.

@@ -12,11 +12,12 @@
 namespace swiftlet::server {
 namespace {
 
-constexpr std::array<std::string_view, 19> kEndpoints = {
+constexpr std::array<std::string_view, 20> kEndpoints = {
     "/v1/completions",      "/v1/chat/completions", "/v1/models",          "/v1/embeddings", "/tokenize",
     "/detokenize",          "/health",              "/ready",              "/load",          "/metrics",
     "/",                    "/v1/models/{id}",      "/stats",              "/v1/translate",  "/v1/translate/stream",
-    "/v1/translate/cache",  "/v1/cache",            "/probe/download",     "other"};
+    "/v1/translate/cache",  "/v1/cache",            "/probe/download",     "/v1/models/{id}/load|unload",
+    "other"};
 
 }  // namespace
 
@@ -46,9 +47,10 @@ uint64_t ProcessResidentBytes() {
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-std::string ServerMetrics::Format(const EngineMetrics& engine, std::string_view model_name,
-                                  size_t open_connections, uint64_t log_lines_dropped) const {
-  std::string out = FormatPrometheus(engine);
+std::string ServerMetrics::Format(const std::vector<LabeledEngineMetrics>& engines,
+                                  const std::vector<std::string>& model_names, size_t open_connections,
+                                  uint64_t log_lines_dropped) const {
+  std::string out = FormatPrometheus(engines);
   out += "# HELP swiftlet_http_requests_total HTTP requests answered, by endpoint and status.\n";
   out += "# TYPE swiftlet_http_requests_total counter\n";
   {
@@ -68,9 +70,11 @@ std::string ServerMetrics::Format(const EngineMetrics& engine, std::string_view 
   out += "# HELP swiftlet_process_resident_memory_bytes Resident memory of the server process.\n";
   out += "# TYPE swiftlet_process_resident_memory_bytes gauge\n";
   out += StrCat("swiftlet_process_resident_memory_bytes ", ProcessResidentBytes(), "\n");
-  out += "# HELP swiftlet_model_info The model served (value always 1).\n";
+  out += "# HELP swiftlet_model_info The models served, hot or not (value always 1).\n";
   out += "# TYPE swiftlet_model_info gauge\n";
-  out += StrCat("swiftlet_model_info{model=\"", EscapePrometheusLabel(model_name), "\"} 1\n");
+  for (const std::string& name : model_names) {
+    out += StrCat("swiftlet_model_info{model=\"", EscapePrometheusLabel(name), "\"} 1\n");
+  }
   return out;
 }
 

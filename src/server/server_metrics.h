@@ -11,10 +11,12 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "engine/metrics.h"
+#include "server/prometheus_text.h"
 
 namespace swiftlet::server {
 
@@ -24,8 +26,9 @@ class ServerMetrics {
   void CountRequest(std::string_view endpoint, int http_status);
   uint64_t RequestCount(std::string_view endpoint, int http_status) const;
 
-  // The whole /metrics page: the engine's metrics, then the server's.
-  std::string Format(const EngineMetrics& engine, std::string_view model_name,
+  // The whole /metrics page: the hot models' engine metrics (labeled by
+  // model), then the server's; `model_names` are every model served.
+  std::string Format(const std::vector<LabeledEngineMetrics>& engines, const std::vector<std::string>& model_names,
                      size_t open_connections, uint64_t log_lines_dropped) const;
 
  private:

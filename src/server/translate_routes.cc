@@ -20,8 +20,8 @@ void OpenAiService::Translate(const http::HttpRequest& request, Writer writer, c
   const std::string route = "/v1/translate";
   auto parsed = api::ParseTranslateRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
-  if (absl::Status s = CheckModel(parsed->model); !s.ok()) return void(Fail(request, route, writer, s, start));
-  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
+  if (absl::Status s = CheckTranslationModel(parsed->model); !s.ok()) return void(Fail(request, route, writer, s, start));
+  if (absl::Status s = CheckKeyModel(caller, models_.default_name()); !s.ok()) return void(Fail(request, route, writer, s, start));
   if (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch) {
     parsed->priority = api::Priority::kBatch;
   }
@@ -124,7 +124,7 @@ void OpenAiService::TranslateStream(const http::HttpRequest& request, Writer wri
                      absl::InvalidArgumentError(StrCat("translation needs a chat template: ", chat_.status().message())),
                      start));
   }
-  if (absl::Status s = CheckKeyModel(caller); !s.ok()) return void(Fail(request, route, writer, s, start));
+  if (absl::Status s = CheckKeyModel(caller, models_.default_name()); !s.ok()) return void(Fail(request, route, writer, s, start));
   auto options = translate::ParseLiveStreamQuery(request.query, translation_->languages());
   if (!options.ok()) return void(Fail(request, route, writer, options.status(), start));
   options->scope = caller.scope;

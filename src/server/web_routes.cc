@@ -104,8 +104,8 @@ void OpenAiService::Stats(const http::HttpRequest& request, Writer writer) {
   }
   j["points"] = std::move(points);
 
-  const ModelCard& m = config_.model_card;
-  j["model"] = {{"id", config_.model_name},   {"architecture", m.architecture}, {"quantization", m.quantization},
+  const ModelCard& m = primary_.card;
+  j["model"] = {{"id", models_.default_name()},   {"architecture", m.architecture}, {"quantization", m.quantization},
                 {"parameters", m.parameters}, {"weight_bytes", m.weight_bytes}, {"context", engine_.context()},
                 {"context_train", m.context_train}, {"layers", m.layers},     {"embedding", m.embedding},
                 {"heads", m.heads},           {"kv_heads", m.kv_heads},         {"ffn", m.ffn},
