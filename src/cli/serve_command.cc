@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -135,9 +137,13 @@ absl::StatusOr<std::vector<server::ModelSpec>> ModelSpecs(const ServeOptions& o)
     for (const std::string& f : files) specs.push_back(server::ModelSpec{DefaultModelName(f), f});
   }
   if (specs.empty()) return absl::InvalidArgumentError("no model: give -m FILE (repeatable) or --models DIR");
+  // Every file readable now, so a typo in a model that loads on demand
+  // fails at start, not at its first request.
   for (const server::ModelSpec& spec : specs) {
-    if (!std::filesystem::is_regular_file(spec.path)) {
-      return absl::InvalidArgumentError(StrCat("-m: ", spec.path, " is not a file"));
+    if (std::FILE* f = std::fopen(spec.path.c_str(), "rb"); f != nullptr) {
+      std::fclose(f);
+    } else {
+      return absl::InvalidArgumentError(StrCat(spec.path, ": cannot open: ", std::strerror(errno)));
     }
   }
   auto find = [&](const std::string& name) -> server::ModelSpec* {
@@ -345,8 +351,10 @@ int RunServe(const ServeOptions& o) {
   // What is still running is cancelled: its connections close, which
   // cancels the engine requests.
   server.Stop(std::chrono::milliseconds(100));
-  api->reset();
+  // The engines stop before the service goes: their last callbacks (the
+  // cancelled requests' answers) still reach it.
   (*registry)->Stop();
+  api->reset();
   std::fprintf(stderr, "swiftlet: stopped\n");
   return 0;
 }

@@ -98,6 +98,8 @@ void Engine::Calibrate() {
     }
     // On a shared pool: the turn is taken before the clock is read, so
     // waiting for another model's step is not measured as this one's cost.
+    // Due now: a load (which waits for this) should not wait long; the
+    // two passes are short.
     std::optional<StepGate::Turn> turn;
     if (config_.step_gate != nullptr) {
       turn.emplace(config_.step_gate->Acquire(LatencyClassRank(LatencyClass::kBatch), clock_.NowNs()));

@@ -274,24 +274,30 @@ bool Engine::Step() {
   metrics_.prompt_tokens_computed_total.Add(static_cast<uint64_t>(prompt_positions));
   std::optional<StepGate::Turn> turn;
   if (config_.step_gate != nullptr) {
-    // Another model's engine may hold the shared pool: wait for a turn with
-    // this step's most urgent work (a decode is due a TPOT after now, a
-    // prefill at its TTFT deadline). The wait is not the step's cost.
+    // Another model's engine may hold the shared pool: wait for a turn by
+    // the latest time this step can start and still meet its most urgent
+    // target (a decode's next token is due a TPOT after its last, a
+    // prefill's first token at its TTFT deadline). The wait is not the
+    // step's cost.
+    const int64_t step_ns = static_cast<int64_t>(cost.PredictNs(batch.size(), static_cast<int64_t>(outputs.size())));
+    const int64_t before = clock_.NowNs();
     int rank = LatencyClassRank(LatencyClass::kBatch);
     int64_t deadline = INT64_MAX;
-    const int64_t before = clock_.NowNs();
     for (const Slot& s : slots) {
       if (s.c->feed == 0) continue;
-      const int r = ClassRank(s.a->request);
-      const bool decoding = s.a->prompt_done;
-      const int64_t due = decoding ? before + (s.a->targets.tpot_ns > 0 ? s.a->targets.tpot_ns : kNsPerSecond)
-                                   : s.a->ttft_deadline_ns;
-      if (r < rank || (r == rank && due < deadline)) {
-        rank = r;
+      const Active& a = *s.a;
+      int64_t due = a.ttft_deadline_ns;
+      if (a.prompt_done) {
+        const int64_t tpot = a.targets.tpot_ns > 0 ? a.targets.tpot_ns : kNsPerSecond;
+        due = (s.c->last_token_ns >= 0 ? s.c->last_token_ns : before) + tpot;
+      }
+      const int r = ClassRank(a.request);
+      if (due < deadline || (due == deadline && r < rank)) {
         deadline = due;
+        rank = r;
       }
     }
-    turn.emplace(config_.step_gate->Acquire(rank, deadline));
+    turn.emplace(config_.step_gate->Acquire(rank, deadline == INT64_MAX ? deadline : deadline - step_ns));
   }
   const int64_t t0 = clock_.NowNs();
   {

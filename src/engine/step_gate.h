@@ -1,9 +1,13 @@
 // Engines of several models share one compute pool (sized to the cores, so
 // the models never oversubscribe them), and a forward pass uses the whole
-// pool. StepGate decides whose forward runs next: the waiter with the most
-// urgent work — lowest class rank (interactive < embedding < batch), then
-// earliest deadline, then first come — so one model's batch prefill never
-// holds back another model's interactive decode, and equals alternate.
+// pool. StepGate decides whose forward runs next: earliest deadline first
+// (the latest time the step can start and still meet its most urgent
+// target: a decode's next token, a prefill's first), then class rank
+// (interactive < embedding < batch), then first come. Deadlines, not
+// classes, come first so that nothing starves: a batch step waits while
+// interactive ones are due sooner, and runs once its own time comes; a
+// prefill due in 400 ms is not held back by another model's decodes due
+// every 100 ms beyond its deadline.
 //
 // Thread-safe. A Turn is held for one forward pass and released by its
 // destructor.
@@ -41,18 +45,19 @@ class StepGate {
   };
 
   // Blocks until no forward pass holds the pool and no more urgent waiter
-  // is queued. `rank` and `deadline_ns` describe the most urgent work in
+  // is queued. `deadline_ns` and `rank` describe the most urgent work in
   // the caller's step.
   Turn Acquire(int rank, int64_t deadline_ns);
 
   ComputePool& pool() { return pool_; }
-  // Turns granted so far (tests).
+  // Turns granted so far, and callers waiting for one now (tests).
   int64_t turns() const;
+  int64_t waiting() const;
 
  private:
   void Release();
 
-  using Waiter = std::tuple<int, int64_t, uint64_t>;  // rank, deadline, arrival
+  using Waiter = std::tuple<int64_t, int, uint64_t>;  // deadline, rank, arrival
   ComputePool pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

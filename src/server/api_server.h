@@ -63,8 +63,9 @@ absl::Status CheckTlsFiles(const std::string& cert_file, const std::string& key_
 class ApiServer {
  public:
   // Binds and starts serving the registry's models (started: its default
-  // model hot). The registry must outlive the server: destroy the server,
-  // then stop the registry.
+  // model hot). Shut down in order: Stop, then stop the registry (its
+  // engines end what they run, its waiters are answered), then destroy
+  // the server.
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(const ApiServerOptions& options, ModelRegistry& models);
   ~ApiServer();
 

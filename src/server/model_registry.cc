@@ -30,7 +30,7 @@ std::string_view ModelStateName(ModelState s) {
   return "cold";
 }
 
-ModelLease::~ModelLease() { registry_->Release(name_); }
+ModelLease::~ModelLease() { registry_->Release(name_, use_); }
 
 absl::StatusOr<std::unique_ptr<ModelRegistry>> ModelRegistry::Create(std::vector<ModelSpec> specs, Loader loader,
                                                                      ModelRegistryOptions options) {
@@ -102,6 +102,7 @@ absl::Status ModelRegistry::Start() {
 void ModelRegistry::Stop() {
   std::vector<std::unique_ptr<HostedModel>> hosted;
   std::vector<Waiter> waiters;
+  std::vector<std::function<void(absl::Status)>> unloads;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -115,9 +116,12 @@ void ModelRegistry::Stop() {
       e.state = ModelState::kCold;
       for (auto& w : e.waiters) waiters.push_back(std::move(w.first));
       e.waiters.clear();
+      for (auto& u : e.unload_waiters) unloads.push_back(std::move(u));
+      e.unload_waiters.clear();
     }
     jobs_.clear();
   }
+  for (auto& u : unloads) u(absl::OkStatus());  // Unloaded with the rest below.
   for (Waiter& w : waiters) w(Answer{nullptr, absl::UnavailableError("the server is shutting down"), 0});
   hosted.clear();  // Engines stop here, outside the lock.
 }
@@ -138,7 +142,31 @@ std::vector<std::string> ModelRegistry::Names() const {
 }
 
 uint64_t ModelRegistry::BytesOf(const Entry& e) const {
+  // Before a first load: the mapped file, a repacked copy of about its
+  // size (an overestimate: the embedding table is not repacked), the KV
+  // cache.
+  return e.measured_bytes > 0 ? e.measured_bytes : 2 * e.file_bytes + options_.kv_bytes_per_model;
+}
+
+uint64_t ModelRegistry::LeastBytesOf(const Entry& e) const {
   return e.measured_bytes > 0 ? e.measured_bytes : e.file_bytes + options_.kv_bytes_per_model;
+}
+
+uint64_t ModelRegistry::NeedLocked(const Entry& e) const {
+  if (e.measured_bytes > 0 || options_.memory_budget_bytes == 0) return BytesOf(e);
+  // The estimate, but no more than the room the budget can ever give (the
+  // estimate is high by the part that is not repacked).
+  const uint64_t fixed = e.spec.pinned ? 0 : PinnedBytesLocked();
+  const uint64_t room = options_.memory_budget_bytes > fixed ? options_.memory_budget_bytes - fixed : 0;
+  return std::max(LeastBytesOf(e), std::min(BytesOf(e), room));
+}
+
+uint64_t ModelRegistry::PinnedBytesLocked() const {
+  uint64_t bytes = 0;
+  for (const auto& [name, e] : entries_) {
+    if (e.spec.pinned) bytes += BytesOf(e);
+  }
+  return bytes;
 }
 
 int64_t ModelRegistry::ExpectedLoadNs(const Entry& e) const {
@@ -149,7 +177,7 @@ int64_t ModelRegistry::ExpectedLoadNs(const Entry& e) const {
 uint64_t ModelRegistry::InUseLocked() const {
   uint64_t bytes = 0;
   for (const auto& [name, e] : entries_) {
-    if (e.state != ModelState::kCold) bytes += BytesOf(e);
+    if (e.state != ModelState::kCold) bytes += NeedLocked(e);
   }
   return bytes;
 }
@@ -159,19 +187,21 @@ uint64_t ModelRegistry::memory_in_use_bytes() const {
   return InUseLocked();
 }
 
-LeasePtr ModelRegistry::LeaseLocked(Entry& e) {
+LeasePtr ModelRegistry::LeaseLocked(Entry& e, bool use) {
   ++e.in_flight;
-  return LeasePtr(new ModelLease(this, e.spec.name, e.hosted.get()));
+  return LeasePtr(new ModelLease(this, e.spec.name, e.hosted.get(), use));
 }
 
-void ModelRegistry::Release(const std::string& name) {
+void ModelRegistry::Release(const std::string& name, bool use) {
   std::vector<Waiter> expired;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entries_.at(name);
     --e.in_flight;
-    e.last_used_ns = NowNs();
-    e.last_used_unix_s = static_cast<int64_t>(std::time(nullptr));
+    if (use) {
+      e.last_used_ns = NowNs();
+      e.last_used_unix_s = static_cast<int64_t>(std::time(nullptr));
+    }
     // Its memory may be what a waiting model needs.
     if (e.in_flight == 0 && !stopping_) PlaceWaitingLocked(&expired);
   }
@@ -205,15 +235,16 @@ void ModelRegistry::PlaceWaitingLocked(std::vector<Waiter>* expired) {
       expired->push_back(std::move(w.first));
       return true;
     });
-    if (!e.waiters.empty() && MakeRoom(BytesOf(e), s.name)) StartLoadLocked(e);
+    if (!e.waiters.empty() && MakeRoom(NeedLocked(e), s.name)) StartLoadLocked(e);
   }
 }
 
 int64_t ModelRegistry::NextRoomDeadlineLocked() const {
+  // A waiter gives up once its load could no longer end by its deadline.
   int64_t next = INT64_MAX;
   for (const auto& [name, e] : entries_) {
     if (e.state != ModelState::kCold) continue;
-    for (const auto& w : e.waiters) next = std::min(next, w.second);
+    for (const auto& w : e.waiters) next = std::min(next, w.second - ExpectedLoadNs(e));
   }
   return next;
 }
@@ -234,7 +265,7 @@ bool ModelRegistry::MakeRoom(uint64_t need, const std::string& for_name) {
   for (Entry* e : idle) {
     if (used + need <= options_.memory_budget_bytes) break;
     chosen.push_back(e);
-    used -= std::min(used, BytesOf(*e));
+    used -= std::min(used, NeedLocked(*e));
   }
   if (used + need > options_.memory_budget_bytes) return false;
   for (Entry* e : chosen) {
@@ -266,8 +297,15 @@ void ModelRegistry::Acquire(const std::string& requested, int64_t max_wait_ns, W
     } else {
       Entry& e = it->second;
       const int64_t now = NowNs();
+      const uint64_t fixed = e.spec.pinned ? 0 : PinnedBytesLocked();
       if (e.state == ModelState::kHot) {
         answer.lease = LeaseLocked(e);
+      } else if (options_.memory_budget_bytes > 0 && fixed + LeastBytesOf(e) > options_.memory_budget_bytes) {
+        // Retrying cannot help: no Retry-After.
+        answer.status = absl::UnavailableError(StrCat("model '", name, "' (", LeastBytesOf(e), e.measured_bytes > 0 ? "" : " or more",
+                                                      " bytes) does not fit the memory budget (",
+                                                      options_.memory_budget_bytes, " bytes, ", fixed,
+                                                      " of them held by the default and pinned models)"));
       } else {
         const int64_t left = e.state == ModelState::kLoading
                                  ? std::max<int64_t>(0, e.load_started_ns + ExpectedLoadNs(e) - now)
@@ -275,7 +313,7 @@ void ModelRegistry::Acquire(const std::string& requested, int64_t max_wait_ns, W
         if (left > max_wait_ns) {
           // Refused, but the load starts when room can be made at once, so
           // the request's retry finds the model hot.
-          if (e.state == ModelState::kCold && MakeRoom(BytesOf(e), name)) StartLoadLocked(e);
+          if (e.state == ModelState::kCold && MakeRoom(NeedLocked(e), name)) StartLoadLocked(e);
           answer.status = absl::UnavailableError(StrCat("model '", name, "' is ", ModelStateName(e.state),
                                                         " (a load takes about ", CeilMs(left),
                                                         " ms), longer than this request's time to first token allows"));
@@ -502,7 +540,7 @@ std::vector<LeasePtr> ModelRegistry::HotLeases() {
   std::vector<LeasePtr> out;
   for (const ModelSpec& s : specs_) {
     Entry& e = entries_.at(s.name);
-    if (e.state == ModelState::kHot) out.push_back(LeaseLocked(e));
+    if (e.state == ModelState::kHot) out.push_back(LeaseLocked(e, /*use=*/false));
   }
   return out;
 }

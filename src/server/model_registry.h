@@ -104,11 +104,12 @@ class ModelLease {
 
  private:
   friend class ModelRegistry;
-  ModelLease(ModelRegistry* registry, std::string name, HostedModel* model)
-      : registry_(registry), name_(std::move(name)), model_(model) {}
+  ModelLease(ModelRegistry* registry, std::string name, HostedModel* model, bool use)
+      : registry_(registry), name_(std::move(name)), model_(model), use_(use) {}
   ModelRegistry* registry_;
   std::string name_;
   HostedModel* model_;
+  bool use_;  // A request's (stamps the last use); else an observer's (/metrics).
 };
 using LeasePtr = std::shared_ptr<ModelLease>;
 
@@ -117,7 +118,7 @@ struct ModelRegistryOptions {
   // KV cache bytes each model's engine reserves: part of the estimate of a
   // model never loaded yet.
   uint64_t kv_bytes_per_model = 0;
-  // Load throughput assumed before any load was measured (bytes/s).
+  // Load throughput assumed before any load was measured (bytes of file/s).
   double assumed_load_bytes_per_s = 1e9;
   const Clock* clock = nullptr;  // null: SystemClock()
   // How often idle models are looked for.
@@ -166,8 +167,11 @@ class ModelRegistry {
   std::vector<std::string> Names() const;
 
   // Calls `done` with a lease on `name` (empty: the default) once it is
-  // hot, at once when it is; `max_wait_ns` bounds how long the load may
-  // be expected to take (else a refusal, and the load still starts).
+  // hot, at once when it is; `max_wait_ns` bounds how long the request
+  // may wait for room and its load (a load expected to take longer is
+  // refused at once, and still starts when room can be made at once). A
+  // model larger than the budget less the pinned models is refused at
+  // once: it can never be loaded.
   void Acquire(const std::string& name, int64_t max_wait_ns, Waiter done);
   // A lease when `name` is hot now, else null (no load started).
   LeasePtr TryAcquireHot(const std::string& name);
@@ -179,8 +183,9 @@ class ModelRegistry {
   // The model of a pinned `name` (the default one is), hot from Start to
   // Stop; null for any other. Takes no lease.
   HostedModel* Pinned(const std::string& name);
-  // A lease on every hot model (for /metrics, /load): they stay hot while
-  // the caller holds the leases.
+  // A lease on every hot model (for /metrics, cache clearing): they stay
+  // hot while the caller holds the leases, which are not uses (the
+  // keep-alive and LRU order do not see them).
   std::vector<LeasePtr> HotLeases();
   uint64_t memory_budget_bytes() const { return options_.memory_budget_bytes; }
   // Bytes held by hot and loading models now.
@@ -219,19 +224,26 @@ class ModelRegistry {
 
   ModelRegistry(std::vector<ModelSpec> specs, Loader loader, ModelRegistryOptions options);
   int64_t NowNs() const;
-  void Release(const std::string& name);
+  void Release(const std::string& name, bool use);
   void Run();
   void DoLoad(const std::string& name);
   void DoUnload(const std::string& name, UnloadReason reason);
   void RunPendingUnloads();
   void UnloadIdle();
+  // What a model holds when hot: measured, else estimated (file, a
+  // repacked copy as large, KV); at least (file + KV); and what loading it
+  // needs the budget to have room for.
   uint64_t BytesOf(const Entry& e) const;
+  uint64_t LeastBytesOf(const Entry& e) const;
+  uint64_t NeedLocked(const Entry& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t ExpectedLoadNs(const Entry& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks least-recently-used idle hot models for unloading until `need`
   // more bytes fit; false (nothing marked) when they cannot.
   bool MakeRoom(uint64_t need, const std::string& for_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t InUseLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  LeasePtr LeaseLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  LeasePtr LeaseLocked(Entry& e, bool use = true) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bytes the default and pinned models hold (or are expected to).
+  uint64_t PinnedBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartLoadLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Cold models with requests waiting: loads where room can be made now
   // (in the order of the specs); the waiters that can no longer get their

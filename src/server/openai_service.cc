@@ -80,8 +80,8 @@ OpenAiService::OpenAiService(ModelRegistry& models, RequestLog& log, ServiceConf
   router_.Add("GET", "/v1/models", bind(&OpenAiService::Models));
   router_.Add("GET", "/v1/models/", bind(&OpenAiService::ModelById), /*prefix=*/true);
   router_.Add("POST", "/v1/models/", bind(&OpenAiService::ModelAdmin), /*prefix=*/true);
-  router_.Add("POST", "/tokenize", bind(&OpenAiService::Tokenize));
-  router_.Add("POST", "/detokenize", bind(&OpenAiService::Detokenize));
+  router_.Add("POST", "/tokenize", bind_caller(&OpenAiService::Tokenize));
+  router_.Add("POST", "/detokenize", bind_caller(&OpenAiService::Detokenize));
   router_.Add("GET", "/health", bind(&OpenAiService::Health));
   router_.Add("GET", "/ready", bind(&OpenAiService::Ready));
   router_.Add("GET", "/load", bind(&OpenAiService::Load));
@@ -171,7 +171,7 @@ absl::Status OpenAiService::Authorize(const http::HttpRequest& request, const st
   // The browser pages hold no data: each call they make carries the key
   // the user pastes.
   if (route == "/health" || route == "/ready" || IsWebRoute(route)) return absl::OkStatus();
-  const bool model_admin = route == "/v1/models/" && request.method == "POST";
+  const bool model_admin = route == "/v1/models/{id}" && request.method == "POST";
   const bool admin_route = route == "/metrics" || route == "/load" || route == "/stats" ||
                            route == "/v1/translate/cache" || route == "/v1/cache" || model_admin;
   if (admin_route && config_.admin_endpoints_open && route != "/v1/translate/cache" && route != "/v1/cache" &&
@@ -246,7 +246,14 @@ void OpenAiService::WithModel(const http::HttpRequest& request, const std::strin
   if (ttft_target_ms.has_value()) target = std::min(target, *ttft_target_ms * kNsPerMs);
   const int64_t wait = std::max<int64_t>(0, start + target - NowNs());
   auto held = std::make_shared<http::HttpRequest>(request);
+  // Waiting counts as in flight: shutdown waits for it, and the service
+  // outlives it.
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
   models_.Acquire(name, wait, [this, held, route, writer, then = std::move(then), start](ModelRegistry::Answer a) mutable {
+    struct Done {
+      std::atomic<int64_t>& n;
+      ~Done() { n.fetch_sub(1, std::memory_order_acq_rel); }
+    } done{in_flight_};
     if (a.lease == nullptr) {
       http::Headers headers = a.retry_after_ms > 0 ? RetryAfterFields(a.retry_after_ms) : http::Headers{};
       return void(Fail(*held, route, writer, api::WithParam(a.status, "model"), start, std::move(headers)));
@@ -257,6 +264,11 @@ void OpenAiService::WithModel(const http::HttpRequest& request, const std::strin
 
 absl::Status OpenAiService::CheckTranslationModel(const std::string& requested) const {
   if (requested.empty() || requested == models_.default_name()) return absl::OkStatus();
+  if (!models_.Has(requested)) {
+    return api::WithParam(absl::NotFoundError(StrCat("model '", requested.substr(0, 256),
+                                                     "' does not exist; see GET /v1/models")),
+                          "model");
+  }
   return api::WithParam(absl::InvalidArgumentError(StrCat("translation runs on the default model '",
                                                           models_.default_name(), "', not '",
                                                           requested.substr(0, 256), "'")),
@@ -457,10 +469,9 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   entry.key_id = request.principal;
   entry.endpoint = request.path;
   entry.prompt = std::move(prompt_text);
-  entry.model = lease->name();
   if (caller.key != nullptr) entry.key_id = caller.key->id;
-  // The lease lives as long as the call: the model stays loaded until its
-  // answer is finished.
+  // The lease lives as long as the call (its `done`): the model stays
+  // loaded until the engine has let go of the call's requests.
   auto done = [this, route, entry = std::move(entry), start, caller, charged,
                lease = LeasePtr(lease)](const GenerationSummary& s) mutable {
     if (caller.key != nullptr) {
@@ -468,6 +479,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
                       charged - s.usage.prompt_tokens - s.usage.completion_tokens);
     }
     metrics_.CountRequest(route, s.http_status);
+    entry.model = lease->name();
     entry.status = s.http_status;
     entry.prompt_tokens = s.usage.prompt_tokens;
     entry.completion_tokens = s.usage.completion_tokens;
@@ -482,9 +494,6 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     entry.output = s.output;
     Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-    // Answered: the model may be unloaded from now on (the call's
-    // requests are finished or cancelled).
-    lease.reset();
   };
   auto call = GenerationCall::Create(std::move(spec), *lease->model().tokenizer, writer, engine, std::move(done));
 
@@ -547,16 +556,15 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
     entry.peer = request.remote_address;
     entry.key_id = request.principal;
     entry.endpoint = request.path;
-    entry.model = lease->name();
     auto done = [this, route, entry = std::move(entry), start, lease = LeasePtr(lease)](const EmbeddingSummary& s) mutable {
       metrics_.CountRequest(route, s.http_status);
+      entry.model = lease->name();
       entry.status = s.http_status;
       entry.prompt_tokens = s.usage.prompt_tokens;
       if (s.usage.prompt_tokens > 0) entry.queue_ms = Ms(s.timings.queued_ns);
       entry.total_ms = Ms(NowNs() - start);
       Record(entry);
       in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-      lease.reset();  // Answered: the model may be unloaded from now on.
     };
     auto call = EmbeddingCall::Create(std::move(spec), writer, engine, std::move(done));
     std::vector<uint64_t> ids;
@@ -653,16 +661,17 @@ void OpenAiService::ModelAdmin(const http::HttpRequest& request, Writer writer) 
       answer(s);
     });
   }
-  models_.Acquire(name, INT64_MAX, [answer](ModelRegistry::Answer a) mutable { answer(a.status); });
+  // An operator's load may wait a minute for room (models in use).
+  models_.Acquire(name, 60 * kNsPerSecond, [answer](ModelRegistry::Answer a) mutable { answer(a.status); });
 }
 
-void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/tokenize";
   auto parsed = api::ParseTokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::TokenizeRequest>(*std::move(parsed));
-  WithModel(request, route, std::move(writer), Caller{}, p->model, LatencyClass::kInteractive, std::nullopt,
+  WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kInteractive, std::nullopt,
             [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
     const Tokenizer& tokenizer = *lease->model().tokenizer;
     std::vector<int32_t> tokens;
@@ -678,13 +687,13 @@ void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer) {
   });
 }
 
-void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer) {
+void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer, const Caller& caller) {
   const int64_t start = ReceivedNs(request);
   const std::string route = "/detokenize";
   auto parsed = api::ParseDetokenizeRequest(request.body, config_.limits);
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::DetokenizeRequest>(*std::move(parsed));
-  WithModel(request, route, std::move(writer), Caller{}, p->model, LatencyClass::kInteractive, std::nullopt,
+  WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kInteractive, std::nullopt,
             [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
     const Tokenizer& tokenizer = *lease->model().tokenizer;
     for (size_t i = 0; i < p->tokens.size(); ++i) {

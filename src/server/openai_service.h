@@ -16,8 +16,9 @@
 //
 // Thread-safe: Handle may run on any number of I/O threads at once. The
 // model, tokenizer, engine, embedding worker and log must outlive the
-// service and every request it started (stop the HTTP server, then
-// destroy the service, then stop the registry).
+// service and every request it started: stop the HTTP server, then the
+// registry (its engines finish or cancel what runs and answer what waits),
+// then destroy the service.
 #pragma once
 
 #include <atomic>
@@ -126,8 +127,8 @@ class OpenAiService {
   void ModelById(const http::HttpRequest& request, Writer writer);
   // Admin: POST /v1/models/{name}/load and /unload.
   void ModelAdmin(const http::HttpRequest& request, Writer writer);
-  void Tokenize(const http::HttpRequest& request, Writer writer);
-  void Detokenize(const http::HttpRequest& request, Writer writer);
+  void Tokenize(const http::HttpRequest& request, Writer writer, const Caller& caller);
+  void Detokenize(const http::HttpRequest& request, Writer writer, const Caller& caller);
   void Health(const http::HttpRequest& request, Writer writer);
   void Ready(const http::HttpRequest& request, Writer writer);
   void Load(const http::HttpRequest& request, Writer writer);

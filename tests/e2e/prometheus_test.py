@@ -133,9 +133,10 @@ class Prometheus(unittest.TestCase):
         self.fail(f"{what}: nothing after {SCRAPE_TIMEOUT_S}s ({last}); prometheus log:\n{self.prom_log_text()}")
 
     def swiftlet_metric(self, name):
+        """One sample of `name` (engine metrics carry the model's label)."""
         with urllib.request.urlopen(self.server.url + "/metrics", timeout=30) as r:
             for line in r.read().decode().splitlines():
-                if line.startswith(name + " "):
+                if line.startswith(name + " ") or line.startswith(name + "{"):
                     return float(line.split()[-1])
         self.fail(f"{name} is not on /metrics")
 

@@ -121,12 +121,19 @@ def error_of(body):
     return err
 
 
-def metric(server, name):
+def metric(server, query):
+    """The sum of the samples of `query` ("name" or 'name{label="v"}'): the
+    series whose labels include the query's (engine series also carry a
+    model label). None when there is none."""
+    name, _, want = query.partition("{")
+    want = set(want.rstrip("}").split(",")) - {""}
     _, _, body = exchange(server, "GET", "/metrics")
     total = None
     for line in body.decode().splitlines():
-        if line.startswith(name + " ") or line.startswith(name + "{"):
-            total = (total or 0.0) + float(line.rsplit(" ", 1)[1])
+        series, _, value = line.rpartition(" ")
+        line_name, _, labels = series.partition("{")
+        if line_name == name and want <= set(labels.rstrip("}").split(",")):
+            total = (total or 0.0) + float(value)
     return total
 
 

@@ -64,9 +64,11 @@ class Metrics(unittest.TestCase):
         for must in ["swiftlet_time_to_first_token_seconds_bucket", "swiftlet_kv_blocks_used",
                      "swiftlet_kv_blocks_capacity", "swiftlet_process_resident_memory_bytes"]:
             self.assertIn(must, names)
-        # A histogram's +Inf bucket equals its count.
-        inf = self.counter(text, 'swiftlet_e2e_request_latency_seconds_bucket{le="+Inf"}')
-        self.assertEqual(inf, self.counter(text, "swiftlet_e2e_request_latency_seconds_count"))
+        # A histogram's +Inf bucket equals its count; engine series carry
+        # the model's name.
+        model = 'model="tiny"'
+        inf = self.counter(text, f'swiftlet_e2e_request_latency_seconds_bucket{{{model},le="+Inf"}}')
+        self.assertEqual(inf, self.counter(text, f"swiftlet_e2e_request_latency_seconds_count{{{model}}}"))
         self.assertGreaterEqual(inf, 1)
 
 

@@ -87,8 +87,10 @@ bool WaitForState(const ModelRegistry& r, const std::string& name, ModelState wa
   return false;
 }
 
+// Files of 50 bytes: a model never loaded is estimated at twice its file
+// (a repacked copy) plus KV (none here), the 100 bytes the loader gives.
 std::vector<ModelSpec> ThreeModels() {
-  return {{"a", FileOf("a", 100)}, {"b", FileOf("b", 100)}, {"c", FileOf("c", 100)}};
+  return {{"a", FileOf("a", 50)}, {"b", FileOf("b", 50)}, {"c", FileOf("c", 50)}};
 }
 
 TEST(ModelRegistryTest, BudgetOfTwoEvictsTheLeastRecentlyUsedIdleModel) {
@@ -263,6 +265,49 @@ TEST(ModelRegistryTest, UnknownModelsFailedLoadsAndBadSpecs) {
   EXPECT_FALSE(ModelRegistry::Create({}, fx.Loader(), {}).ok());
   EXPECT_FALSE(ModelRegistry::Create({{"x", "p1"}, {"x", "p2"}}, fx.Loader(), {}).ok());
   EXPECT_FALSE(ModelRegistry::Create({{"", "p1"}}, fx.Loader(), {}).ok());
+}
+
+TEST(ModelRegistryTest, AModelThatCanNeverFitIsRefusedAtOnce) {
+  Fixture fx;
+  fx.bytes = {{"a", 100}, {"b", 100}, {"c", 400}};
+  auto specs = ThreeModels();
+  specs[2].path = FileOf("big", 400);  // At least 400 with the default's 100: over 450.
+  ModelRegistryOptions o;
+  o.memory_budget_bytes = 450;
+  auto r = ModelRegistry::Create(specs, fx.Loader(), o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->Start().ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  Answer c = AcquireNow(**r, "c", INT64_MAX);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(c.lease, nullptr);
+  EXPECT_TRUE(absl::IsUnavailable(c.status)) << c.status;
+  EXPECT_NE(std::string(c.status.message()).find("does not fit the memory budget"), std::string::npos) << c.status;
+  EXPECT_EQ(c.retry_after_ms, 0);  // Retrying cannot help.
+  EXPECT_EQ(fx.loads.load(), 1);   // Only the default's.
+  EXPECT_NE(AcquireNow(**r, "b").lease, nullptr);  // The others still load.
+}
+
+TEST(ModelRegistryTest, ObserversDoNotCountAsUse) {
+  // /metrics holds every hot model for a moment: that must not keep an
+  // idle model from its keep-alive.
+  Fixture fx;
+  fx.bytes = {{"a", 100}, {"b", 100}, {"c", 100}};
+  FakeClock clock(1'000'000'000);
+  auto specs = ThreeModels();
+  specs[1].keep_alive_ns = 10 * kNsPerSecond;
+  ModelRegistryOptions o;
+  o.clock = &clock;
+  o.idle_check_ns = 1'000'000;
+  auto r = ModelRegistry::Create(specs, fx.Loader(), o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->Start().ok());
+  ASSERT_NE(AcquireNow(**r, "b").lease, nullptr);
+  for (int i = 0; i < 12; ++i) {
+    clock.Advance(kNsPerSecond);
+    EXPECT_GE((*r)->HotLeases().size(), 1u);  // A scrape.
+  }
+  EXPECT_TRUE(WaitForState(**r, "b", ModelState::kCold));
 }
 
 TEST(ModelRegistryTest, StartRefusesABudgetThatCannotHoldThePinnedModels) {

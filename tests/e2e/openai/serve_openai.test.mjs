@@ -121,7 +121,10 @@ async function metrics(server) {
   for (const line of (await res.text()).split('\n')) {
     if (!line || line.startsWith('#')) continue;
     const m = line.match(/^(\S+)\s+(\S+)$/);
-    if (m) values.set(m[1], Number(m[2]));
+    if (!m) continue;
+    // Engine series carry the model's label: summed over models.
+    const key = m[1].replace(/model="[^"]*",?/, '').replace('{}', '');
+    values.set(key, (values.get(key) ?? 0) + Number(m[2]));
   }
   return values;
 }
