@@ -67,15 +67,18 @@ void EmbeddingCall::OnComplete(const Usage& usage, const Timings& timings) {
 }
 
 void EmbeddingCall::Start(std::vector<uint64_t> engine_ids) {
-  // Without the lock: the callback may run at once (the client already
-  // left), and it only cancels. It holds the call weakly: once the call is
-  // gone its requests are finished, and its model may be unloaded (the
-  // caller's `done` may hold what keeps the engine alive).
+  // Registered without the lock: the callback may run at once (the client
+  // already left). Once the call is answered its requests are finished or
+  // cancelled, and the caller's `done` may have let its model (the queue)
+  // go: the callback cancels only before that, under the lock `done` runs
+  // under.
   std::weak_ptr<EmbeddingCall> self = weak_from_this();
   writer_->OnClose([self, ids = engine_ids] {
-    if (auto call = self.lock()) {
-      for (uint64_t id : ids) call->queue_.Cancel(id);
-    }
+    auto call = self.lock();
+    if (call == nullptr) return;
+    std::lock_guard<std::mutex> lock(call->mu_);
+    if (call->ended_) return;
+    for (uint64_t id : ids) call->queue_.Cancel(id);
   });
   std::lock_guard<std::mutex> lock(mu_);
   started_ = true;

@@ -470,8 +470,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   entry.endpoint = request.path;
   entry.prompt = std::move(prompt_text);
   if (caller.key != nullptr) entry.key_id = caller.key->id;
-  // The lease lives as long as the call (its `done`): the model stays
-  // loaded until the engine has let go of the call's requests.
+  // The lease lives until the call is answered (the end of `done`).
   auto done = [this, route, entry = std::move(entry), start, caller, charged,
                lease = LeasePtr(lease)](const GenerationSummary& s) mutable {
     if (caller.key != nullptr) {
@@ -494,6 +493,9 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     entry.output = s.output;
     Record(entry);
     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    // Answered: its requests are finished or cancelled, and the call
+    // cancels nothing from now on, so the model may be unloaded.
+    lease.reset();
   };
   auto call = GenerationCall::Create(std::move(spec), *lease->model().tokenizer, writer, engine, std::move(done));
 
@@ -565,6 +567,7 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
       entry.total_ms = Ms(NowNs() - start);
       Record(entry);
       in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      lease.reset();  // Answered: the model may be unloaded from now on.
     };
     auto call = EmbeddingCall::Create(std::move(spec), writer, engine, std::move(done));
     std::vector<uint64_t> ids;
@@ -662,7 +665,10 @@ void OpenAiService::ModelAdmin(const http::HttpRequest& request, Writer writer) 
     });
   }
   // An operator's load may wait a minute for room (models in use).
-  models_.Acquire(name, 60 * kNsPerSecond, [answer](ModelRegistry::Answer a) mutable { answer(a.status); });
+  models_.Acquire(name, 60 * kNsPerSecond, [answer](ModelRegistry::Answer a) mutable {
+    a.lease.reset();  // Not a use: released before the answer, so an unload right after finds it idle.
+    answer(a.status);
+  });
 }
 
 void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer, const Caller& caller) {

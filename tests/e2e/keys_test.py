@@ -101,6 +101,14 @@ class Keys(unittest.TestCase):
             self.assertEqual(call(self.server, "GET", path, key=self.admin)[0], 200)
         self.assertEqual(call(self.server, "DELETE", "/v1/cache", key=self.alice)[0], 403)
         self.assertEqual(call(self.server, "DELETE", "/v1/cache", key=self.admin)[0], 200)
+        # Loading and unloading models is an operator's too (the default
+        # model is never unloaded: 409 for the admin).
+        name = os.path.basename(self.model)[:-len(".gguf")]
+        for action in ("load", "unload"):
+            self.assertEqual(call(self.server, "POST", f"/v1/models/{name}/{action}")[0], 401)
+            self.assertEqual(call(self.server, "POST", f"/v1/models/{name}/{action}", key=self.alice)[0], 403)
+        self.assertEqual(call(self.server, "POST", f"/v1/models/{name}/unload", key=self.admin)[0], 409)
+        self.assertEqual(call(self.server, "POST", f"/v1/models/{name}/load", key=self.admin)[0], 200)
         _, _, metrics = call(self.server, "GET", "/metrics", key=self.admin)
         self.assertIn('swiftlet_key_requests_total{key="alice"}', metrics)
 
