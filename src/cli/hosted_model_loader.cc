@@ -1,8 +1,10 @@
 #include "cli/hosted_model_loader.h"
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 
+#include "cli/command.h"
 #include "core/str_cat.h"
 #include "engine/pooling.h"
 #include "model/model.h"
@@ -50,7 +52,9 @@ void Say(const HostedModelOptions& o, const std::string& line) {
 absl::StatusOr<std::unique_ptr<server::HostedModel>> LoadHostedModel(const server::ModelSpec& spec,
                                                                      const HostedModelOptions& o) {
   Say(o, StrCat("loading ", spec.name, " (", spec.path, ")"));
-  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(spec.path));
+  const auto t0 = std::chrono::steady_clock::now();
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, o.quiet ? Model::Load(spec.path) : LoadModel(spec.path));
+  const auto t1 = std::chrono::steady_clock::now();
   auto hosted = std::make_unique<server::HostedModel>();
   SWIFTLET_ASSIGN_OR_RETURN(hosted->tokenizer, Tokenizer::FromGguf(model->file()));
   hosted->chat = ChatTemplate::FromGguf(model->file(), o.chat_template);
@@ -67,11 +71,14 @@ absl::StatusOr<std::unique_ptr<server::HostedModel>> LoadHostedModel(const serve
   if (!hosted->pooling.ok()) Say(o, StrCat(spec.name, ": embeddings off: ", hosted->pooling.status().message()));
   hosted->card = CardOf(*model);
   SWIFTLET_ASSIGN_OR_RETURN(hosted->engine, Engine::Create(*model, *hosted->tokenizer, o.engine));
-  hosted->engine->Start();
+  hosted->engine->Start();  // Calibrates: two forward passes.
+  const auto t2 = std::chrono::steady_clock::now();
   hosted->memory_bytes = hosted->card.weight_bytes + model->PackedBytes() + hosted->engine->KvBytes();
   const EngineState state = hosted->engine->state();
+  auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
   Say(o, StrCat(spec.name, ": context ", hosted->engine->context(), " tokens, KV cache ", state.kv_blocks_total,
-                " blocks of ", o.engine.kv_block_tokens, " tokens, ", hosted->memory_bytes >> 20, " MiB in all"));
+                " blocks of ", o.engine.kv_block_tokens, " tokens, ", hosted->memory_bytes >> 20, " MiB in all; loaded in ",
+                ms(t2 - t0), " ms (map and repack ", ms(t1 - t0), " ms, engine and calibration ", ms(t2 - t1), " ms)"));
   hosted->weights = std::shared_ptr<const Model>(std::move(model));
   return hosted;
 }
