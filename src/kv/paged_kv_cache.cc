@@ -187,6 +187,12 @@ int32_t PagedKvCache::AllocateBlock() {
   return block;
 }
 
+PagedKvCache::~PagedKvCache() {
+  if (scrub_ && data_ != nullptr) {
+    std::memset(data_.get(), 0, static_cast<size_t>(pool_.total()) * block_bytes_);
+  }
+}
+
 void PagedKvCache::Scrub(int32_t block) {
   std::memset(data_.get() + static_cast<size_t>(block) * block_bytes_, 0, block_bytes_);
 }

@@ -64,6 +64,9 @@ class PagedKvCache final : public KvStore {
   // over `max_bytes` or the allocation fails.
   static absl::StatusOr<PagedKvCache> Create(const PagedKvShape& shape, uint64_t max_bytes);
 
+  // With scrub on, zeroes every block before the memory goes back (a
+  // model's unload).
+  ~PagedKvCache();
   PagedKvCache(PagedKvCache&&) = default;
   PagedKvCache& operator=(PagedKvCache&&) = default;
 
