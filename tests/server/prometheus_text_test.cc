@@ -160,26 +160,35 @@ void CheckFamily(const std::string& name, const Family& f) {
     for (const Sample& s : f.samples) EXPECT_GE(s.value, 0);
   }
   if (f.type != "histogram") return;
-  double last_le = -INFINITY, last_count = 0, inf_count = -1, count = -1;
-  bool sum_seen = false;
+  // Each series (the labels other than le: one per model) on its own.
+  struct Series {
+    double last_le = -INFINITY, last_count = 0, inf_count = -1, count = -1;
+    bool sum_seen = false;
+  };
+  std::map<std::map<std::string, std::string>, Series> series;
   for (const Sample& s : f.samples) {
+    std::map<std::string, std::string> key = s.labels;
+    key.erase("le");
+    Series& h = series[key];
     if (s.name == name + "_bucket") {
       ASSERT_EQ(s.labels.count("le"), 1u);
       const double le = ParseValue(s.labels.at("le"));
-      EXPECT_GT(le, last_le);
-      EXPECT_GE(s.value, last_count) << "buckets not cumulative";
-      last_le = le;
-      last_count = s.value;
-      if (std::isinf(le)) inf_count = s.value;
+      EXPECT_GT(le, h.last_le);
+      EXPECT_GE(s.value, h.last_count) << "buckets not cumulative";
+      h.last_le = le;
+      h.last_count = s.value;
+      if (std::isinf(le)) h.inf_count = s.value;
     } else if (s.name == name + "_sum") {
-      sum_seen = true;
+      h.sum_seen = true;
     } else if (s.name == name + "_count") {
-      count = s.value;
+      h.count = s.value;
     }
   }
-  EXPECT_TRUE(std::isinf(last_le)) << "no +Inf bucket last";
-  EXPECT_TRUE(sum_seen);
-  EXPECT_EQ(inf_count, count);
+  for (const auto& [labels, h] : series) {
+    EXPECT_TRUE(std::isinf(h.last_le)) << "no +Inf bucket last";
+    EXPECT_TRUE(h.sum_seen);
+    EXPECT_EQ(h.inf_count, h.count);
+  }
 }
 
 const Sample* Find(const std::map<std::string, Family>& fams, const std::string& name,
@@ -265,6 +274,34 @@ TEST(PrometheusTextTest, PrometheusTextParsesBack) {
   const std::map<std::string, Family> other = Parse(FormatPrometheus(m, "x_"));
   EXPECT_EQ(other.size(), 19u);
   EXPECT_EQ(ValueOf(other, "x_requests_running"), 3);
+}
+
+TEST(PrometheusTextTest, SeveralModelsShareEachFamilyWithAModelLabel) {
+  EngineMetrics a, b;
+  a.requests_running.Set(3);
+  b.requests_running.Set(5);
+  a.generation_tokens_total.Add(7);
+  b.time_to_first_token_seconds.Observe(0.1);
+  b.requests_finished.Add(FinishReason::kStop, 2);
+  const std::string text = FormatPrometheus({{"chat", &a}, {"tr\"x", &b}});
+  const std::map<std::string, Family> fams = Parse(text);
+  EXPECT_EQ(fams.size(), 19u) << text;  // Each family once (HELP and TYPE once).
+  for (const auto& [name, f] : fams) CheckFamily(name, f);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_running", {{"model", "chat"}}), 3);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_running", {{"model", "tr\"x"}}), 5);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_generation_tokens_total", {{"model", "chat"}}), 7);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_generation_tokens_total", {{"model", "tr\"x"}}), 0);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_bucket", {{"model", "tr\"x"}, {"le", "+Inf"}}), 1);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_time_to_first_token_seconds_count", {{"model", "chat"}}), 0);
+  EXPECT_EQ(ValueOf(fams, "swiftlet_requests_finished_total", {{"model", "tr\"x"}, {"reason", "stop"}}), 2);
+  EXPECT_EQ(fams.at("swiftlet_requests_running").samples.size(), 2u);
+  // One HELP line per family.
+  size_t helps = 0;
+  for (size_t at = text.find("# HELP swiftlet_requests_running "); at != std::string::npos;
+       at = text.find("# HELP swiftlet_requests_running ", at + 1)) {
+    ++helps;
+  }
+  EXPECT_EQ(helps, 1u);
 }
 
 TEST(PrometheusTextTest, TranslationMetricsParseBack) {
