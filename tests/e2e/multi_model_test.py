@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -212,6 +213,44 @@ class MultiModel(unittest.TestCase):
         self.assertEqual(listing["c"]["state"], "cold")
         self.assertEqual(listing["a"]["state"], "hot")  # The default has no keep-alive.
         self.assertEqual(metrics(self.server)['swiftlet_model_unloads_total{model="c",reason="idle"}'], before + 1)
+
+
+    def test_5_models_dir_pins_and_flag_errors(self):
+        # --models DIR names each file by its name; --pin loads one at start.
+        d = tempfile.mkdtemp(prefix="swiftlet-models-dir-", dir=self.dir)
+        for name in ("x", "y"):
+            shutil.copyfile(self.paths["b"], os.path.join(d, f"{name}.gguf"))
+        with open(os.path.join(d, "notes.txt"), "w") as f:
+            f.write("not a model")
+        server = serve_process.Server(SWIFTLET, self.paths["a"], "--model-name", "a", "--models", d, "--pin", "y",
+                                      *FLAGS, directory=self.dir)
+        try:
+            listing, _ = models(server)
+            self.assertEqual(sorted(listing), ["a", "x", "y"])
+            self.assertEqual({k: (v["state"], v["pinned"]) for k, v in listing.items()},
+                             {"a": ("hot", True), "x": ("cold", False), "y": ("hot", True)})
+            status, body = complete(server, "x")
+            self.assertEqual(status, 200, body)
+            status, body = call(server, "POST", "/v1/models/y/unload")
+            self.assertEqual(status, 409, body)
+            self.assertIn("pinned", json.loads(body)["error"]["message"])
+        finally:
+            self.assertEqual(server.stop(), 0)
+        # Flag errors name the flag and stop before any model loads.
+
+        for flags, message in ((["--pin", "nope"], "--pin: no model named 'nope'"),
+                               (["--keep-alive", "nope=1s"], "--keep-alive: no model named 'nope'"),
+                               (["--keep-alive", "soon"], "--keep-alive"),
+                               (["--memory-budget", "lots"], "--memory-budget"),
+                               (["--models", os.path.join(self.dir, "missing")], "--models"),
+                               (["-m", self.paths["a"]], "two models are named"),
+                               (["-m", os.path.join(self.dir, "nope.gguf")], "nope.gguf: cannot open"),
+                               (["--model-name", "p", "--model-name", "q"], "--model-name: 2 names for 1"),
+                               (["--memory-budget", "2MiB"], "--memory-budget")):
+            p = subprocess.run([SWIFTLET, "serve", "-m", self.paths["a"], "--port", "0", *flags],
+                               capture_output=True, text=True, timeout=120)
+            self.assertNotEqual(p.returncode, 0, flags)
+            self.assertIn(message, p.stderr, (flags, p.stderr))
 
 
 if __name__ == "__main__":
