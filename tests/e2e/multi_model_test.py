@@ -236,8 +236,8 @@ class MultiModel(unittest.TestCase):
             self.assertIn("pinned", json.loads(body)["error"]["message"])
         finally:
             self.assertEqual(server.stop(), 0)
-        # Flag errors name the flag and stop before any model loads.
-
+        # Flag errors name the flag and stop before any model loads (the
+        # budget one once the default model is loaded).
         for flags, message in ((["--pin", "nope"], "--pin: no model named 'nope'"),
                                (["--keep-alive", "nope=1s"], "--keep-alive: no model named 'nope'"),
                                (["--keep-alive", "soon"], "--keep-alive"),
