@@ -143,7 +143,9 @@ absl::Status ReadGenerationOptions(const ObjectReader& r, const ParseLimits& lim
                           StrCat("expected \"interactive\" or \"batch\", got ", p->dump()));
     }
   }
-  SWIFTLET_RETURN_IF_ERROR(r.Int("ttft_target_ms", 1, kInt64Max, o.ttft_target_ms));
+  // A day at most: a target only tightens the class's, and nanoseconds
+  // computed from it must not overflow.
+  SWIFTLET_RETURN_IF_ERROR(r.Int("ttft_target_ms", 1, int64_t{86'400'000}, o.ttft_target_ms));
   return absl::OkStatus();
 }
 

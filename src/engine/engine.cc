@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "core/check.h"
 #include "core/str_cat.h"
@@ -96,17 +95,22 @@ void Engine::Calibrate() {
       b.Add(static_cast<int32_t>(i % model_.config().n_vocab), static_cast<int32_t>(i), *seq,
             i == chunk - 1);
     }
-    // On a shared pool: the turn is taken before the clock is read, so
-    // waiting for another model's step is not measured as this one's cost.
-    // Due now: a load (which waits for this) should not wait long; the
-    // two passes are short.
-    std::optional<StepGate::Turn> turn;
-    if (config_.step_gate != nullptr) {
-      turn.emplace(config_.step_gate->Acquire(LatencyClassRank(LatencyClass::kBatch), clock_.NowNs()));
-    }
+    // On a shared pool: a turn per pass, taken before the clock is read,
+    // so waiting for another model's step is not measured as this one's
+    // cost; due within a second (a load waits on it), so steps due sooner
+    // go first.
+    StepGate::Turn turn;
+    auto take_turn = [&] {
+      turn = StepGate::Turn();
+      if (config_.step_gate == nullptr) return;
+      turn = config_.step_gate->Acquire(LatencyClassRank(LatencyClass::kBatch), clock_.NowNs() + kNsPerSecond);
+    };
+    take_turn();
     const int64_t t0 = clock_.NowNs();
     const bool ok1 = model_.Forward(b, parts_->kv, parts_->fwd, parts_->out).ok();
     if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(b.size());
+    const int64_t t1_forward = clock_.NowNs();
+    take_turn();
     const int64_t t1 = clock_.NowNs();
     Batch one;
     one.Add(0, static_cast<int32_t>(chunk), *seq, true);
@@ -114,7 +118,7 @@ void Engine::Calibrate() {
     if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(1);
     const int64_t t2 = clock_.NowNs();
     if (ok1 && ok2 && chunk > 1) {
-      const double per_token = std::max(0.0, static_cast<double>((t1 - t0) - (t2 - t1)) /
+      const double per_token = std::max(0.0, static_cast<double>((t1_forward - t0) - (t2 - t1)) /
                                                  static_cast<double>(chunk - 1));
       std::lock_guard<std::mutex> lock(mu_);
       state_.cost.per_token_ns = per_token;

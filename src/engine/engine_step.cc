@@ -3,7 +3,6 @@
 // output rows to emission.
 #include <algorithm>
 #include <climits>
-#include <optional>
 
 #include "engine/engine.h"
 #include "engine/engine_internal.h"
@@ -272,7 +271,7 @@ bool Engine::Step() {
     return false;
   }
   metrics_.prompt_tokens_computed_total.Add(static_cast<uint64_t>(prompt_positions));
-  std::optional<StepGate::Turn> turn;
+  StepGate::Turn turn;
   if (config_.step_gate != nullptr) {
     // Another model's engine may hold the shared pool: wait for a turn by
     // the latest time this step can start and still meet its most urgent
@@ -297,7 +296,7 @@ bool Engine::Step() {
         rank = r;
       }
     }
-    turn.emplace(config_.step_gate->Acquire(rank, deadline == INT64_MAX ? deadline : deadline - step_ns));
+    turn = config_.step_gate->Acquire(rank, deadline == INT64_MAX ? deadline : deadline - step_ns);
   }
   const int64_t t0 = clock_.NowNs();
   {
@@ -308,7 +307,7 @@ bool Engine::Step() {
   }
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
   if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
-  turn.reset();
+  turn = StepGate::Turn();  // Given back before the results are handled.
   const int64_t now = clock_.NowNs();
   if (!st.ok()) {
     // A bug or a bad request that slipped through: fail what was in the step.

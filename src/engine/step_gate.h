@@ -30,10 +30,20 @@ class StepGate {
   StepGate(const StepGate&) = delete;
   StepGate& operator=(const StepGate&) = delete;
 
+  // A turn held (or none, default-constructed); moving hands it over,
+  // assigning or destroying gives it back.
   class Turn {
    public:
+    Turn() = default;
     Turn(Turn&& other) noexcept : gate_(other.gate_) { other.gate_ = nullptr; }
-    Turn& operator=(Turn&&) = delete;
+    Turn& operator=(Turn&& other) noexcept {
+      if (this != &other) {
+        if (gate_ != nullptr) gate_->Release();
+        gate_ = other.gate_;
+        other.gate_ = nullptr;
+      }
+      return *this;
+    }
     ~Turn() {
       if (gate_ != nullptr) gate_->Release();
     }
@@ -41,7 +51,7 @@ class StepGate {
    private:
     friend class StepGate;
     explicit Turn(StepGate* gate) : gate_(gate) {}
-    StepGate* gate_;
+    StepGate* gate_ = nullptr;
   };
 
   // Blocks until no forward pass holds the pool and no more urgent waiter

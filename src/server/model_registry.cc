@@ -66,7 +66,12 @@ ModelRegistry::ModelRegistry(std::vector<ModelSpec> specs, Loader loader, ModelR
   }
 }
 
-ModelRegistry::~ModelRegistry() { Stop(); }
+ModelRegistry::~ModelRegistry() {
+  Stop();
+  // Freed only now: until the server is destroyed its threads (the
+  // dashboard's sampler, live streams) may still read the stopped engines.
+  for (auto& [name, e] : entries_) e.hosted.reset();
+}
 
 int64_t ModelRegistry::NowNs() const { return clock_.NowNs(); }
 
@@ -100,7 +105,7 @@ absl::Status ModelRegistry::Start() {
 }
 
 void ModelRegistry::Stop() {
-  std::vector<std::unique_ptr<HostedModel>> hosted;
+  std::vector<Engine*> engines;
   std::vector<Waiter> waiters;
   std::vector<std::function<void(absl::Status)>> unloads;
   {
@@ -112,8 +117,8 @@ void ModelRegistry::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [name, e] : entries_) {
-      if (e.hosted != nullptr) hosted.push_back(std::move(e.hosted));
-      e.state = ModelState::kCold;
+      if (e.hosted != nullptr && e.hosted->engine != nullptr) engines.push_back(e.hosted->engine.get());
+      if (e.state != ModelState::kHot) e.state = ModelState::kCold;
       for (auto& w : e.waiters) waiters.push_back(std::move(w.first));
       e.waiters.clear();
       for (auto& u : e.unload_waiters) unloads.push_back(std::move(u));
@@ -123,7 +128,9 @@ void ModelRegistry::Stop() {
   }
   for (auto& u : unloads) u(absl::OkStatus());  // Unloaded with the rest below.
   for (Waiter& w : waiters) w(Answer{nullptr, absl::UnavailableError("the server is shutting down"), 0});
-  hosted.clear();  // Engines stop here, outside the lock.
+  // What runs is cancelled and answered; the models stay allocated until
+  // the registry is destroyed. Stop is idempotent.
+  for (Engine* engine : engines) engine->Stop();
 }
 
 const std::string& ModelRegistry::Resolve(const std::string& requested) const {
@@ -171,7 +178,8 @@ uint64_t ModelRegistry::PinnedBytesLocked() const {
 
 int64_t ModelRegistry::ExpectedLoadNs(const Entry& e) const {
   if (e.last_load_ns > 0) return e.last_load_ns;
-  return static_cast<int64_t>(load_ns_per_byte_ * static_cast<double>(e.file_bytes));
+  // An hour at most: the estimate of a model never loaded is rough.
+  return static_cast<int64_t>(std::min(3600.0 * kNsPerSecond, load_ns_per_byte_ * static_cast<double>(e.file_bytes)));
 }
 
 uint64_t ModelRegistry::InUseLocked() const {
@@ -189,6 +197,7 @@ uint64_t ModelRegistry::memory_in_use_bytes() const {
 
 LeasePtr ModelRegistry::LeaseLocked(Entry& e, bool use) {
   ++e.in_flight;
+  if (!use) ++e.observers;
   return LeasePtr(new ModelLease(this, e.spec.name, e.hosted.get(), use));
 }
 
@@ -198,6 +207,7 @@ void ModelRegistry::Release(const std::string& name, bool use) {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entries_.at(name);
     --e.in_flight;
+    if (!use) --e.observers;
     if (use) {
       e.last_used_ns = NowNs();
       e.last_used_unix_s = static_cast<int64_t>(std::time(nullptr));
@@ -461,8 +471,13 @@ void ModelRegistry::DoLoad(const std::string& name) {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entries_.at(name);
     // Hot: loaded by an earlier job. Cold or unloading: its waiters are
-    // placed again when room comes (PlaceWaitingLocked).
+    // placed again when room comes (PlaceWaitingLocked). Stopping: no new
+    // load (Stop answers the waiters).
     if (e.state != ModelState::kLoading) return;
+    if (stopping_) {
+      e.state = ModelState::kCold;
+      return;
+    }
     spec = e.spec;
   }
   const int64_t t0 = NowNs();
@@ -490,13 +505,21 @@ void ModelRegistry::DoLoad(const std::string& name) {
       e.last_used_unix_s = static_cast<int64_t>(std::time(nullptr));
       ++e.loads;
       e.load_seconds->Observe(static_cast<double>(took) / kNsPerSecond);
-      if (e.file_bytes > 0) load_ns_per_byte_ = static_cast<double>(took) / static_cast<double>(e.file_bytes);
+      // The fastest rate seen: a load's fixed part (engine start,
+      // calibration) weighs most on small files, and would make a large
+      // model's first estimate many times too long.
+      if (e.file_bytes > 0) {
+        const double rate = static_cast<double>(took) / static_cast<double>(e.file_bytes);
+        load_ns_per_byte_ = loads_measured_ == 0 ? rate : std::min(load_ns_per_byte_, rate);
+        ++loads_measured_;
+      }
       for (size_t i = 0; i < waiters.size(); ++i) leases.push_back(LeaseLocked(e));
       // The measured size may be over the estimate: make room after the
       // fact (idle models only; a model in use is never unloaded).
       (void)MakeRoom(0, name);
     }
-    if (!failure.ok()) PlaceWaitingLocked(&expired);
+    // Failed, or measured smaller than estimated: room for waiting models.
+    PlaceWaitingLocked(&expired);
   }
   Expire(expired);
   wake_.notify_all();
@@ -521,7 +544,7 @@ std::vector<ModelStatus> ModelRegistry::List() const {
     m.memory_bytes = BytesOf(e);
     m.memory_measured = e.measured_bytes > 0;
     m.last_used_unix_s = e.last_used_unix_s;
-    m.in_flight = e.in_flight;
+    m.in_flight = e.in_flight - e.observers;
     m.last_load_ms = e.last_load_ns < 0 ? -1 : e.last_load_ns / kNsPerMs;
     out.push_back(m);
   }

@@ -19,7 +19,8 @@
 //
 // A hot model unused for its keep-alive (and not pinned) is unloaded.
 // Expected load times are the model's last measured load, or before its
-// first one its file size at the throughput measured by other loads.
+// first one its file size at the fastest throughput measured by other
+// loads (an underestimate for small files: a load has a fixed part).
 //
 // Thread-safe. Callbacks (waiters, unload results) run on the registry's
 // thread or on the caller's when the answer is known at once; they must not
@@ -155,8 +156,10 @@ class ModelRegistry {
   // Loads the pinned models and the default one, in order, on the calling
   // thread, then starts the registry's thread. An error names the model.
   absl::Status Start();
-  // Unloads every model (their engines stop: what runs is cancelled) and
-  // joins the thread. Later Acquires get Unavailable.
+  // Stops every model's engine (what runs is cancelled and answered),
+  // answers every waiter and joins the thread; later Acquires get
+  // Unavailable. The models are freed by the destructor, so whoever still
+  // holds one (the server's threads) may read it until then.
   void Stop();
 
   // The default model's name.
@@ -204,7 +207,8 @@ class ModelRegistry {
     ModelState state = ModelState::kCold;
     std::unique_ptr<HostedModel> hosted;
     uint64_t measured_bytes = 0;  // 0: never loaded.
-    int64_t in_flight = 0;
+    int64_t in_flight = 0;   // Leases: requests and observers.
+    int64_t observers = 0;   // Of those, observers' (not requests).
     int64_t last_used_ns = 0;
     int64_t last_used_unix_s = 0;
     int64_t last_load_ns = -1;
@@ -263,6 +267,7 @@ class ModelRegistry {
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
   double load_ns_per_byte_ ABSL_GUARDED_BY(mu_);
+  int64_t loads_measured_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -666,7 +666,7 @@ void OpenAiService::ModelAdmin(const http::HttpRequest& request, Writer writer) 
   }
   // An operator's load may wait a minute for room (models in use).
   models_.Acquire(name, 60 * kNsPerSecond, [answer](ModelRegistry::Answer a) mutable {
-    a.lease.reset();  // Not a use: released before the answer, so an unload right after finds it idle.
+    a.lease.reset();  // Released before the answer, so an unload right after finds it idle.
     answer(a.status);
   });
 }
