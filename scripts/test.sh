@@ -51,7 +51,7 @@ done
 # The network-facing parsers (issue 24): HTTP request parsing, the OpenAI
 # and translation request codecs, chat-template rendering, WebSocket frames.
 # Seeds in fuzz/seeds/; docs/FUZZING.md has the long runs.
-for target in http_request openai_request chat_template websocket_frame; do
+for target in http_request openai_request chat_template websocket_frame websocket_session; do
   corpus="build-fuzz/corpus-$target"
   mkdir -p "$corpus"
   seeds=()

@@ -1,0 +1,153 @@
+// libFuzzer target for WebSocket frames, in one thread: the server side of
+// a WebSocket session (Beast's frame parser, UTF-8 check and size limit,
+// and our session's close and linger logic) reads whatever bytes a client
+// sent after a valid upgrade, from one end of a socket pair, and echoes
+// each text message. Its I/O runs on the fuzzing thread's own io_context,
+// so an input costs a few system calls instead of a TCP connection to a
+// multi-threaded server (websocket_frame_fuzz, which covers the server's
+// upgrade path too, runs ~140 inputs a second; this one thousands).
+//
+// Must hold for every input: the session ends (on_close, then the owner's
+// `finished`) within kHangMillis of the client's last byte; once it has
+// ended and its handles are dropped, the session is destroyed and nothing
+// of it is left pending on the io_context (no timer, no operation).
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+
+#include "http/message.h"
+#include "http/tls_stream.h"
+#include "http/websocket.h"
+#include "http/websocket_session.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using swiftlet::http::Headers;
+using swiftlet::http::WebSocket;
+using swiftlet::http::WebSocketOptions;
+using swiftlet::http::internal::MakeWsSession;
+using swiftlet::http::internal::NetStream;
+using swiftlet::http::internal::WsEnd;
+using swiftlet::http::internal::WsEvents;
+using swiftlet::http::internal::WsSession;
+using swiftlet::http::internal::WsSessionParts;
+
+constexpr auto kHangMillis = 5'000ms;
+
+[[noreturn]] void Fail(const char* what) {
+  std::fprintf(stderr, "websocket_session_fuzz: %s\n", what);
+  std::abort();
+}
+
+asio::io_context& Io() {
+  static asio::io_context* io = new asio::io_context(1);  // Never destroyed.
+  return *io;
+}
+
+// Reads and discards what the session wrote (its 101, echoes, close
+// frame), so its writes never wait on a full socket buffer.
+void Drain(int fd) {
+  char buf[16384];
+  while (::recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0) {
+  }
+}
+
+// Writes as much of the input as the socket takes without waiting; the
+// rest is written while the session runs.
+size_t WriteSome(int fd, const uint8_t* data, size_t size) {
+  ssize_t n = ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  asio::io_context& io = Io();
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) Fail("socketpair");
+  const int client = fds[1];
+
+  WebSocketOptions options;
+  options.max_message_bytes = 1024;  // Small, so inputs within -max_len pass it.
+  // A close that Beast parks (its own close after a bad frame racing ours
+  // after a binary message) ends only at this deadline: short, so such
+  // inputs cost milliseconds, not the default 2 s.
+  options.close_timeout = 5ms;
+  options.handshake_timeout = 1'000ms;
+  options.ping_interval = 1'000ms;
+  bool closed = false;
+  bool finished = false;
+  auto handle = std::make_shared<std::shared_ptr<WebSocket>>();
+  WsEvents events;
+  events.on_message = [handle](std::string text) {
+    if (*handle) (*handle)->SendText(std::move(text));
+  };
+  events.on_close = [&closed](WsEnd) {
+    if (closed) Fail("on_close ran twice");
+    closed = true;
+  };
+  WsSessionParts parts = MakeWsSession(
+      io.get_executor(),
+      [&io](std::function<void()> fn) {
+        asio::post(io, std::move(fn));
+        return true;
+      },
+      options, std::move(events), [&closed, &finished] {
+        if (!closed) Fail("finished before on_close");
+        finished = true;
+      });
+  *handle = parts.handle;
+  std::weak_ptr<WsSession> weak_session = parts.session;
+
+  asio::ip::tcp::socket socket(io);
+  boost::system::error_code ec;
+  socket.assign(asio::ip::tcp::v4(), fds[0], ec);  // A stream socket; TCP options fail, ignored.
+  if (ec) Fail("cannot adopt the socket");
+  Headers upgrade{{"Host", "fuzz"},
+                  {"Upgrade", "websocket"},
+                  {"Connection", "Upgrade"},
+                  {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="},
+                  {"Sec-WebSocket-Version", "13"}};
+  parts.session->Accept(NetStream(std::move(socket)), "/fuzz?a=1", std::move(upgrade));
+
+  size_t sent = 0;
+  bool shut = false;
+  io.restart();
+  const auto deadline = std::chrono::steady_clock::now() + kHangMillis;
+  while (!finished) {
+    if (std::chrono::steady_clock::now() > deadline) Fail("the session did not end");
+    if (sent < size) sent += WriteSome(client, data + sent, size - sent);
+    if (sent == size && !shut) {
+      ::shutdown(client, SHUT_WR);  // The client has said everything.
+      shut = true;
+    }
+    io.run_one_for(2ms);
+    Drain(client);
+  }
+
+  // Ended: drop every reference the owner and the application held; the
+  // session must go, and with it everything it had pending.
+  parts = WsSessionParts();
+  handle->reset();
+  io.restart();
+  io.run_for(kHangMillis);  // Returns as soon as no work is left.
+  if (!io.stopped()) Fail("work is left pending after the session ended");
+  if (!weak_session.expired()) Fail("the session outlives its owner and handles");
+  ::close(client);
+  return 0;
+}
