@@ -8,9 +8,10 @@
 // upgrade path too, runs ~140 inputs a second; this one thousands).
 //
 // Must hold for every input: the session ends (on_close, then the owner's
-// `finished`) within kHangMillis of the client's last byte; once it has
-// ended and its handles are dropped, the session is destroyed and nothing
-// of it is left pending on the io_context (no timer, no operation).
+// `finished`) within kHangMillis of waiting after the client's last byte;
+// once it has ended and its handles are dropped, the session is destroyed
+// and nothing of it is left pending on the io_context (no timer, no
+// operation).
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ using swiftlet::http::internal::WsSession;
 using swiftlet::http::internal::WsSessionParts;
 
 constexpr auto kHangMillis = 5'000ms;
+constexpr auto kPoll = 2ms;
+// Far more handlers than any input of -max_len bytes needs (a few per frame).
+constexpr int kMaxHandlers = 1'000'000;
 
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "websocket_session_fuzz: %s\n", what);
@@ -125,18 +129,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   {"Sec-WebSocket-Version", "13"}};
   parts.session->Accept(NetStream(std::move(socket)), "/fuzz?a=1", std::move(upgrade));
 
+  // A hang is counted in idle polls (each waits kPoll with nothing to
+  // run), not read off the clock: a fuzzer paused with SIGSTOP must not
+  // find one. A session that keeps running handlers without ending is a
+  // hang too.
   size_t sent = 0;
   bool shut = false;
+  int idle = 0;
+  int handlers = 0;
   io.restart();
-  const auto deadline = std::chrono::steady_clock::now() + kHangMillis;
   while (!finished) {
-    if (std::chrono::steady_clock::now() > deadline) Fail("the session did not end");
+    if (idle > kHangMillis / kPoll) Fail("the session did not end (waits with nothing to do)");
+    if (handlers > kMaxHandlers) Fail("the session did not end (runs handlers without end)");
     if (sent < size) sent += WriteSome(client, data + sent, size - sent);
     if (sent == size && !shut) {
       ::shutdown(client, SHUT_WR);  // The client has said everything.
       shut = true;
     }
-    io.run_one_for(2ms);
+    if (io.run_one_for(kPoll) == 0) {
+      ++idle;
+    } else {
+      ++handlers;
+    }
     Drain(client);
   }
 
@@ -145,7 +159,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parts = WsSessionParts();
   handle->reset();
   io.restart();
-  io.run_for(kHangMillis);  // Returns as soon as no work is left.
+  for (idle = 0; !io.stopped() && idle <= kHangMillis / kPoll;) {
+    if (io.run_one_for(kPoll) == 0) ++idle;  // Returns at once when no work is left.
+  }
   if (!io.stopped()) Fail("work is left pending after the session ended");
   if (!weak_session.expired()) Fail("the session outlives its owner and handles");
   ::close(client);
