@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/engine_call.h"
 #include "server/error_response.h"
 
 namespace swiftlet::server {
@@ -67,19 +68,7 @@ void EmbeddingCall::OnComplete(const Usage& usage, const Timings& timings) {
 }
 
 void EmbeddingCall::Start(std::vector<uint64_t> engine_ids) {
-  // Registered without the lock: the callback may run at once (the client
-  // already left). Once the call is answered its requests are finished or
-  // cancelled, and the caller's `done` may have let its model (the queue)
-  // go: the callback cancels only before that, under the lock `done` runs
-  // under.
-  std::weak_ptr<EmbeddingCall> self = weak_from_this();
-  writer_->OnClose([self, ids = engine_ids] {
-    auto call = self.lock();
-    if (call == nullptr) return;
-    std::lock_guard<std::mutex> lock(call->mu_);
-    if (call->ended_) return;
-    for (uint64_t id : ids) call->queue_.Cancel(id);
-  });
+  CancelOnClientClose(*writer_, shared_from_this(), std::move(engine_ids));
   std::lock_guard<std::mutex> lock(mu_);
   started_ = true;
   FinishIfDone();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "api/errors.h"
+#include "server/engine_call.h"
 #include "server/error_response.h"
 #include "text/utf8.h"
 
@@ -161,19 +162,7 @@ void GenerationCall::OnComplete(size_t /*prompt*/, const Usage& usage, const Tim
 }
 
 void GenerationCall::Start(std::vector<uint64_t> engine_ids) {
-  // Registered without the lock: the callback may run at once (the client
-  // already left). Once the call is answered its requests are finished or
-  // cancelled, and the caller's `done` may have let its model (the queue)
-  // go: the callback cancels only before that, under the lock `done` runs
-  // under.
-  std::weak_ptr<GenerationCall> self = weak_from_this();
-  writer_->OnClose([self, ids = engine_ids] {
-    auto call = self.lock();
-    if (call == nullptr) return;
-    std::lock_guard<std::mutex> lock(call->mu_);
-    if (call->ended_) return;
-    for (uint64_t id : ids) call->queue_.Cancel(id);
-  });
+  CancelOnClientClose(*writer_, shared_from_this(), std::move(engine_ids));
   std::lock_guard<std::mutex> lock(mu_);
   if (ended_) return;
   started_ = true;

@@ -107,6 +107,10 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   RequestQueue& queue_;
   const Done done_;
 
+  template <class Call>
+  friend void CancelOnClientClose(http::ResponseWriter& writer, const std::shared_ptr<Call>& call,
+                                  std::vector<uint64_t> ids);
+
   std::mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool ended_ ABSL_GUARDED_BY(mu_) = false;   // Response finished or abandoned.

@@ -606,17 +606,10 @@ std::string ModelRegistry::FormatMetrics() const {
     out += StrCat("swiftlet_model_unloads_total{", label(s.name), ",reason=\"evicted\"} ", e.unloads_evicted, "\n");
     out += StrCat("swiftlet_model_unloads_total{", label(s.name), ",reason=\"admin\"} ", e.unloads_admin, "\n");
   }
-  out += "# HELP swiftlet_model_load_seconds Time to load a model (map, repack, engine start and calibration), in seconds.\n";
-  out += "# TYPE swiftlet_model_load_seconds histogram\n";
-  for (const ModelSpec& s : specs_) {
-    const HistogramSnapshot h = entries_.at(s.name).load_seconds->Snapshot();
-    for (size_t i = 0; i <= h.bounds.size(); ++i) {
-      const std::string le = i < h.bounds.size() ? FormatPrometheusValue(h.bounds[i]) : std::string("+Inf");
-      out += StrCat("swiftlet_model_load_seconds_bucket{", label(s.name), ",le=\"", le, "\"} ", h.cumulative[i], "\n");
-    }
-    out += StrCat("swiftlet_model_load_seconds_sum{", label(s.name), "} ", FormatPrometheusValue(h.sum), "\n");
-    out += StrCat("swiftlet_model_load_seconds_count{", label(s.name), "} ", h.count, "\n");
-  }
+  std::vector<std::pair<std::string, HistogramSnapshot>> load_seconds;
+  for (const ModelSpec& s : specs_) load_seconds.emplace_back(s.name, entries_.at(s.name).load_seconds->Snapshot());
+  out += FormatHistogramFamily("model_load_seconds", "model", load_seconds,
+                               "Time to load a model (map, repack, engine start and calibration), in seconds.");
   return out;
 }
 

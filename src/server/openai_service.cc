@@ -13,8 +13,9 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/str_cat.h"
-#include "server/error_response.h"
 #include "server/embedding_call.h"
+#include "server/engine_call.h"
+#include "server/error_response.h"
 #include "server/generation_call.h"
 #include "server/prometheus_text.h"
 
@@ -499,23 +500,14 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   };
   auto call = GenerationCall::Create(std::move(spec), *lease->model().tokenizer, writer, engine, std::move(done));
 
-  std::vector<uint64_t> ids;
+  std::vector<Request> requests(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Request r;
-    r.prompt = std::move(prompts[i]);
-    r.options = std::move(engine_options[i]);
-    r.sink = call->SinkFor(i);
-    r.received_ns = start;
-    r.cache_scope = caller.cache_scope;
-    const SubmitResult result = engine.Submit(std::move(r));
-    if (!result.accepted()) {
-      auto [status, headers] = RefusalAnswer(result);
-      call->Abort(std::move(ids), status, std::move(headers));
-      return;
-    }
-    ids.push_back(result.id);
+    requests[i].prompt = std::move(prompts[i]);
+    requests[i].options = std::move(engine_options[i]);
+    requests[i].received_ns = start;
+    requests[i].cache_scope = caller.cache_scope;
   }
-  call->Start(std::move(ids));
+  SubmitAll(engine, *call, std::move(requests));
 }
 
 void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, const Caller& caller) {
@@ -570,25 +562,16 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
       lease.reset();  // Answered: the model may be unloaded from now on.
     };
     auto call = EmbeddingCall::Create(std::move(spec), writer, engine, std::move(done));
-    std::vector<uint64_t> ids;
+    std::vector<Request> requests(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      Request r;
-      r.prompt = std::move(inputs[i]);
-      r.options.embedding = true;
-      r.options.pooling = *model.pooling;
-      r.options.latency_class = LatencyClass::kEmbedding;
-      r.sink = call->SinkFor(i);
-      r.received_ns = start;
-      r.cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
-      const SubmitResult result = engine.Submit(std::move(r));
-      if (!result.accepted()) {
-        auto [status, headers] = RefusalAnswer(result);
-        call->Abort(std::move(ids), status, std::move(headers));
-        return;
-      }
-      ids.push_back(result.id);
+      requests[i].prompt = std::move(inputs[i]);
+      requests[i].options.embedding = true;
+      requests[i].options.pooling = *model.pooling;
+      requests[i].options.latency_class = LatencyClass::kEmbedding;
+      requests[i].received_ns = start;
+      requests[i].cache_scope = caller.cache_scope;  // Its blocks are committed: keep them in the scope.
     }
-    call->Start(std::move(ids));
+    SubmitAll(engine, *call, std::move(requests));
   });
 }
 

@@ -238,6 +238,15 @@ std::string FormatSloTargets(const LatencyTargets& interactive, const LatencyTar
   return out;
 }
 
+std::string FormatHistogramFamily(std::string_view name, std::string_view label,
+                                  const std::vector<std::pair<std::string, HistogramSnapshot>>& series,
+                                  std::string_view help, std::string_view prefix) {
+  SWIFTLET_CHECK(IsMetricNamePrefix(prefix));
+  Writer w(prefix);
+  w.AddHistogramFamily(name, label, series, help);
+  return w.Take();
+}
+
 std::string FormatTranslatePrometheus(const translate::TranslateMetrics& m, const translate::CacheStats* cache,
                                       std::string_view prefix) {
   SWIFTLET_CHECK(IsMetricNamePrefix(prefix));

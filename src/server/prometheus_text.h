@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/metrics.h"
@@ -37,6 +38,12 @@ std::string FormatTranslatePrometheus(const translate::TranslateMetrics& metrics
 // target that is not set (0) is left out.
 std::string FormatSloTargets(const LatencyTargets& interactive, const LatencyTargets& batch,
                              const LatencyTargets& embedding, std::string_view prefix = "swiftlet_");
+
+// One histogram family with a series per value of `label` (e.g. one per
+// model): HELP and TYPE once, then each series' buckets, sum and count.
+std::string FormatHistogramFamily(std::string_view name, std::string_view label,
+                                  const std::vector<std::pair<std::string, HistogramSnapshot>>& series,
+                                  std::string_view help, std::string_view prefix = "swiftlet_");
 
 // A sample value: shortest round-trip form, or NaN, +Inf, -Inf.
 std::string FormatPrometheusValue(double v);
