@@ -1,7 +1,8 @@
 // Internal to http/: the Beast side of one WebSocket connection, shared by
 // the server (after an upgrade) and the client. This header names asio's
 // socket and executor types, so only http/ .cc files that already compile
-// asio include it; Beast itself stays in websocket_session.cc.
+// asio include it (and fuzz/websocket_session_fuzz.cc, which drives one
+// session alone); Beast itself stays in websocket_session.cc.
 //
 // Threads: a session lives on one strand (`executor`). The methods below,
 // except Post and MakeWsSession, are called on that strand; every event

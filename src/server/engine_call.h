@@ -15,7 +15,8 @@
 
 namespace swiftlet::server {
 
-// Submits `requests` to `queue`, the i-th with call.SinkFor(i). All
+// On the handler's (I/O) thread, once per call. Submits `requests` to
+// `queue`, the i-th with call.SinkFor(i). All
 // accepted: call.Start(ids). One refused: call.Abort(the accepted ids, the
 // refusal's answer), and the rest are not submitted.
 template <class Call>
