@@ -102,8 +102,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   events.on_message = [handle](std::string text) {
     if (*handle) (*handle)->SendText(std::move(text));
   };
-  events.on_close = [&closed](WsEnd) {
+  events.on_close = [&closed](WsEnd end) {
     if (closed) Fail("on_close ran twice");
+    // To see how inputs end (e.g. which wait for close_timeout).
+    static const bool verbose = std::getenv("SWIFTLET_FUZZ_VERBOSE") != nullptr;
+    if (verbose) {
+      std::fprintf(stderr, "websocket_session_fuzz: ended %d (%s): %s\n", end.code, end.reason.c_str(),
+                   end.status.ToString().c_str());
+    }
     closed = true;
   };
   WsSessionParts parts = MakeWsSession(

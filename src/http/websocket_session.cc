@@ -18,17 +18,22 @@
 // ends when the pending read fails, which Beast makes happen for every
 // ending: a close handshake either side began, a protocol error (Beast
 // sends 1002/1007/1009 itself), its ping timeout, or the socket closed
-// under it. Once our close frame is handed to Beast no new read starts
-// (Beast's close reads by itself), and the close's completion ends the
-// session when no read is pending.
+// under it. Once this side has begun to close no new read starts (Beast's
+// close reads by itself), and the close's completion ends the session
+// when no read is pending.
 //
 // Beast 1.74 can park a read and a close on each other for good: a read
 // that meets a bad frame while our close frame is being written waits for
 // the write lock holding the read lock, which the close needs next. Nothing
-// wakes them, not even closing the socket. So our close deadline ends the
-// session itself, and completion handlers hold the session weakly: a parked
-// handler must not keep its session, and the socket, alive. The owner (the
-// server's connection, the client) holds the session until it is done.
+// wakes them, not even closing the socket. Not reading once closing keeps
+// the common case out (a close begun on a message, e.g. a binary one,
+// behind an echo still being written: websocket_session_fuzz found one
+// input in ten parking until close_timeout); a close begun by the
+// application while a read is pending can still meet it. So our close
+// deadline ends the session itself, and completion handlers hold the
+// session weakly: a parked handler must not keep its session, and the
+// socket, alive. The owner (the server's connection, the client) holds the
+// session until it is done.
 #include "http/websocket_session.h"
 
 #include <utility>  // Before asio: Boost 1.74's awaitable.hpp needs std::exchange.
@@ -377,7 +382,11 @@ class Session final : public WsSession, public std::enable_shared_from_this<Sess
     }
     if (read_buf_.capacity() > kKeptReadCapacity) read_buf_.shrink_to_fit();
     if (ended()) return;
-    if (!close_frame_sent_) return Read();
+    // Closing: no new read, even while our close frame waits behind queued
+    // messages. Beast's close reads by itself (the peer's messages from
+    // now on are dropped anyway), and a read pending beside our close is
+    // what Beast can park for good (the file comment).
+    if (!closing_) return Read();
     if (close_done_) Finish(EndAfter(close_ec_));  // Nothing else will end it.
   }
 
