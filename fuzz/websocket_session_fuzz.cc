@@ -9,7 +9,8 @@
 // 2-core development VM).
 //
 // Must hold for every input: the session ends (on_close, then the owner's
-// `finished`) within kHangMillis of waiting after the client's last byte;
+// `finished`) on the client's EOF, not at one of its deadlines, and within
+// kHangMillis of waiting after the client's last byte;
 // once it has ended and its handles are dropped, the session is destroyed
 // and nothing of it is left pending on the io_context (no timer, no
 // operation).
@@ -30,6 +31,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 
+#include "absl/status/status.h"
 #include "http/message.h"
 #include "http/tls_stream.h"
 #include "http/websocket.h"
@@ -89,10 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   WebSocketOptions options;
   options.max_message_bytes = 1024;  // Small, so inputs within -max_len pass it.
-  // A close that Beast parks (its own close after a bad frame racing ours
-  // after a binary message) ends only at this deadline: short, so such
-  // inputs cost milliseconds, not the default 2 s.
-  options.close_timeout = 5ms;
+  // The client closes its side after its last byte, so every wait of the
+  // session ends on that EOF: one that ends at a deadline instead (a close
+  // Beast parked, websocket_session.cc) is a finding.
+  options.close_timeout = 1'000ms;
   options.handshake_timeout = 1'000ms;
   options.ping_interval = 1'000ms;
   bool closed = false;
@@ -110,6 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "websocket_session_fuzz: ended %d (%s): %s\n", end.code, end.reason.c_str(),
                    end.status.ToString().c_str());
     }
+    if (absl::IsDeadlineExceeded(end.status)) Fail("the session waited for a deadline, not the client's EOF");
     closed = true;
   };
   WsSessionParts parts = MakeWsSession(
