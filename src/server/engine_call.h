@@ -16,9 +16,9 @@
 namespace swiftlet::server {
 
 // On the handler's (I/O) thread, once per call. Submits `requests` to
-// `queue`, the i-th with call.SinkFor(i). All
-// accepted: call.Start(ids). One refused: call.Abort(the accepted ids, the
-// refusal's answer), and the rest are not submitted.
+// `queue`, the i-th with call.SinkFor(i). All accepted: call.Start(ids).
+// One refused: call.Abort(the accepted ids, the refusal's answer), and the
+// rest are not submitted.
 template <class Call>
 void SubmitAll(RequestQueue& queue, Call& call, std::vector<Request> requests) {
   std::vector<uint64_t> ids;
