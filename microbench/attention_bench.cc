@@ -9,6 +9,7 @@
 //   build/bench/attention_bench [--benchmark_filter=decode]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -34,30 +35,35 @@ struct Case {
 void BM_Attention(benchmark::State& state, Case c, int threads) {
   std::mt19937 rng(7);
   std::normal_distribution<float> d(0, 1);
-  // One KV block per sequence, rows of kv_dim F16 values.
+  // One KV block per sequence (its K rows, then its V rows), rows of
+  // kv_dim F16 values: the contiguous cache's layout.
   std::vector<std::vector<uint16_t>> keys(c.sequences), values(c.sequences);
-  std::vector<const uint8_t*> k_blocks(c.sequences), v_blocks(c.sequences);
+  const size_t run = static_cast<size_t>(c.context * kKvDim);  // Elements of one K (or V) run.
+  std::vector<uint16_t> cache(2 * run * c.sequences);
+  std::vector<int32_t> table(c.sequences);
   for (int64_t s = 0; s < c.sequences; ++s) {
-    keys[s].resize(c.context * kKvDim);
-    values[s].resize(c.context * kKvDim);
+    keys[s].resize(run);
+    values[s].resize(run);
     for (uint16_t& x : keys[s]) x = Fp32ToFp16(d(rng));
     for (uint16_t& x : values[s]) x = Fp32ToFp16(d(rng));
-    k_blocks[s] = reinterpret_cast<const uint8_t*>(keys[s].data());
-    v_blocks[s] = reinterpret_cast<const uint8_t*>(values[s].data());
+    std::copy(keys[s].begin(), keys[s].end(), cache.begin() + 2 * run * s);
+    std::copy(values[s].begin(), values[s].end(), cache.begin() + 2 * run * s + run);
+    table[s] = static_cast<int32_t>(s);
   }
   const int64_t n_rows = c.sequences * c.rows_per_sequence;
-  std::vector<KvRows> kv(n_rows);
-  std::vector<int32_t> positions(n_rows);
+  std::vector<int32_t> positions(n_rows), table_start(n_rows);
   for (int64_t t = 0; t < n_rows; ++t) {
-    const int64_t s = t / c.rows_per_sequence;
-    kv[t] = {&k_blocks[s], &v_blocks[s], c.context, kKvDim * 2, TensorType::kF16};
+    table_start[t] = static_cast<int32_t>(t / c.rows_per_sequence);
     positions[t] = static_cast<int32_t>(c.context - c.rows_per_sequence + t % c.rows_per_sequence);
   }
+  const KvLayer layer{reinterpret_cast<uint8_t*>(cache.data()), 2 * run * 2, 0, run * 2, c.context,
+                      kKvDim * 2, TensorType::kF16};
+  const KvBatch kv{layer, table.data(), table_start.data()};
   std::vector<float> q(n_rows * kHeads * kDim), out(q.size());
   for (float& x : q) x = d(rng);
   const AttentionShape shape{kHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
   auto backend = MakeCpuBackend(threads);
-  backend->Attention(q.data(), n_rows, positions.data(), kv.data(), shape, out.data());
+  backend->Attention(q.data(), n_rows, positions.data(), kv, shape, out.data());
   // The definition, in double, on a sample of rows and heads.
   for (int64_t t = 0; t < n_rows; t += 5) {
     const int64_t s = t / c.rows_per_sequence;
@@ -87,7 +93,7 @@ void BM_Attention(benchmark::State& state, Case c, int threads) {
     }
   }
   for (auto _ : state) {
-    backend->Attention(q.data(), n_rows, positions.data(), kv.data(), shape, out.data());
+    backend->Attention(q.data(), n_rows, positions.data(), kv, shape, out.data());
     benchmark::DoNotOptimize(out.data());
   }
   // Multiply-adds: QK^T and PV, per row per head per attended key.

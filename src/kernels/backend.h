@@ -20,6 +20,15 @@ class ComputePool;  // core/thread_pool.h
 
 enum class Device { kCpu };
 
+// Memory a backend allocated on its device (Backend::Allocate); freed with
+// the object.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual void* data() = 0;
+  virtual size_t bytes() const = 0;
+};
+
 // How a weight's bytes are arranged. kRows: n_out rows of row_bytes each,
 // as in the GGUF file. kRows16: repacked at load for a kernel that computes
 // 16 output rows per instruction (kernels/packed_weights.h).
@@ -40,25 +49,49 @@ struct WeightView {
   Device device = Device::kCpu;
 };
 
-// The keys and values of one sequence in one layer, as the cache stores
-// them: rows of kv_dim elements of `type` (F32 or F16) for positions
-// 0..length-1, held in blocks of block_rows positions (a paged cache's
-// blocks; a contiguous cache is one block). Position j is row
-// j % block_rows of block j / block_rows.
-struct KvRows {
-  const uint8_t* const* k_blocks = nullptr;
-  const uint8_t* const* v_blocks = nullptr;
+// Where one layer's keys and values live in a KV cache held in the
+// backend's memory. The cache is a pool of blocks of block_rows positions
+// each; in block b, this layer's K rows start at
+// base + b * block_stride + k_offset and its V rows at ... + v_offset, rows
+// of row_bytes holding kv_dim elements of `type` (F32, F16 or Q8_0:
+// kv/kv_row.h). A paged cache's blocks hold every layer; a contiguous cache
+// is one block per sequence.
+struct KvLayer {
+  uint8_t* base = nullptr;
+  size_t block_stride = 0;
+  size_t k_offset = 0;
+  size_t v_offset = 0;
   int64_t block_rows = 0;
   size_t row_bytes = 0;
   TensorType type = TensorType::kF32;
+};
 
-  const uint8_t* K(int64_t j) const { return At(k_blocks, j); }
-  const uint8_t* V(int64_t j) const { return At(v_blocks, j); }
+// One sequence's rows in one layer: position j is row j % block_rows of
+// block blocks[j / block_rows]. A view for code that runs where the cache's
+// memory is (the CPU backend, tests).
+struct KvRows {
+  KvLayer layer;
+  const int32_t* blocks = nullptr;
+
+  uint8_t* K(int64_t j) const { return Row(j, layer.k_offset); }
+  uint8_t* V(int64_t j) const { return Row(j, layer.v_offset); }
 
  private:
-  const uint8_t* At(const uint8_t* const* blocks, int64_t j) const {
-    return blocks[j / block_rows] + static_cast<size_t>(j % block_rows) * row_bytes;
+  uint8_t* Row(int64_t j, size_t offset) const {
+    return layer.base + static_cast<size_t>(blocks[j / layer.block_rows]) * layer.block_stride +
+           offset + static_cast<size_t>(j % layer.block_rows) * layer.row_bytes;
   }
+};
+
+// The KV rows of a batch in one layer: batch row t's sequence has its block
+// table at tables + table_start[t]. Both arrays are in the backend's memory
+// (uploaded once per step: the tables are the same for every layer).
+struct KvBatch {
+  KvLayer layer;
+  const int32_t* tables = nullptr;
+  const int32_t* table_start = nullptr;
+
+  KvRows RowsOf(int64_t t) const { return {layer, tables + table_start[t]}; }
 };
 
 struct MatMulJob {
@@ -85,9 +118,27 @@ struct RopeShape {
   const float* freq_factors = nullptr;
 };
 
+// Pointers an op takes or writes are in the backend's memory (from
+// Allocate, or the cache's and weights' memory), except where an op says
+// "host".
 class Backend {
  public:
   virtual ~Backend() = default;
+
+  // --- Memory ------------------------------------------------------------
+
+  // `bytes` of the backend's memory, 64-byte aligned, or null when the
+  // device is out of memory.
+  virtual std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) = 0;
+  // True when the host reads and writes the backend's memory directly (the
+  // CPU): callers may then skip staging copies.
+  virtual bool SharesHostMemory() const = 0;
+  // Copies `bytes` from host memory to the backend's, and back. Ordered
+  // after every op called before them.
+  virtual void Upload(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void Download(void* host_dst, const void* src, size_t bytes) = 0;
+
+  // --- Ops ---------------------------------------------------------------
 
   // y[t] = W · x[t] for t < n_rows; x rows of w.n_in floats, y rows of
   // w.n_out. Quantized weights see quantized activations (kernels/vec_dot.h).
@@ -105,16 +156,29 @@ class Backend {
   // Rotates each head of x[t] (rows of n_head * head_dim) by positions[t].
   virtual void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& shape) = 0;
 
-  // Causal attention of query row t (at positions[t]) over kv[t]'s rows
-  // 0..positions[t]; q and out rows of n_head * head_dim.
+  // Writes row t of k and of v (kv_dim floats each, converted to the
+  // cache's type) as position positions[t] of batch row t's sequence. The
+  // caller has checked that every such row is the sequence's own to write.
+  virtual void StoreKv(const float* k, const float* v, int64_t n_rows, const int32_t* positions,
+                       const KvBatch& kv, int64_t kv_dim) = 0;
+
+  // Causal attention of query row t (at positions[t]) over its sequence's
+  // rows 0..positions[t]; q and out rows of n_head * head_dim.
   virtual void Attention(const float* q, int64_t n_rows, const int32_t* positions,
-                         const KvRows* kv, const AttentionShape& shape, float* out) = 0;
+                         const KvBatch& kv, const AttentionShape& shape, float* out) = 0;
 
   // x[i] = silu(gate[i]) * up[i] for n elements.
   virtual void SiluMul(float* gate, const float* up, int64_t n) = 0;
 
   // Element-wise y[i] += x[i].
   virtual void Add(float* y, const float* x, int64_t n) = 0;
+
+  // Adds `bias` (n floats) to each of n_rows rows of y.
+  virtual void AddBias(float* y, const float* bias, int64_t n, int64_t n_rows) = 0;
+
+  // out[i] = x[rows[i]] for i < count, rows of n floats.
+  virtual void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count,
+                          float* out) = 0;
 
   // Dequantizes rows `ids` of an embedding table into out (rows of n_in).
   virtual void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;

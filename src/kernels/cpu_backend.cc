@@ -4,6 +4,8 @@
 // output rows only.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <new>
 #include <memory>
 #include <span>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/kv_row_encode.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "kernels/silu.h"
@@ -41,11 +44,45 @@ constexpr int64_t kMinBatchRowsPerTask = 48;
 constexpr int64_t kMaxBatchRowsPerTask = 192;
 constexpr int64_t kTasksPerThread = 4;
 
+// Host memory, 64-byte aligned.
+class HostBuffer final : public DeviceBuffer {
+ public:
+  explicit HostBuffer(size_t bytes)
+      : bytes_(bytes), data_(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{64},
+                                                                     std::nothrow))) {}
+  ~HostBuffer() override { ::operator delete[](data_, std::align_val_t{64}); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  void* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  size_t bytes_;
+  uint8_t* data_;
+};
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads)
       : owned_pool_(std::make_unique<ComputePool>(std::max(1, threads))), pool_(*owned_pool_) {}
   explicit CpuBackend(ComputePool& shared) : pool_(shared) {}
+
+  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
+    auto buffer = std::make_unique<HostBuffer>(std::max<size_t>(bytes, 1));
+    if (!buffer->ok()) return nullptr;
+    return buffer;
+  }
+  bool SharesHostMemory() const override { return true; }
+  // Callers skip a copy onto itself (SharesHostMemory), so these copy only
+  // between distinct buffers.
+  void Upload(void* dst, const void* host_src, size_t bytes) override {
+    if (dst != host_src) std::memcpy(dst, host_src, bytes);
+  }
+  void Download(void* host_dst, const void* src, size_t bytes) override {
+    if (host_dst != src) std::memcpy(host_dst, src, bytes);
+  }
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     const MatMulJob job{w, y};
@@ -122,13 +159,22 @@ class CpuBackend final : public Backend {
   // keys while they are in cache. A pair's arithmetic depends only on its
   // own query and keys, and the blocks always start at key 0, so results
   // do not depend on the batch, the chunking or the thread count.
-  void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvRows* kv,
+  void StoreKv(const float* k, const float* v, int64_t n_rows, const int32_t* positions,
+               const KvBatch& kv, int64_t kv_dim) override {
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const KvRows rows = kv.RowsOf(t);
+      EncodeKvRow(kv.layer.type, k + t * kv_dim, kv_dim, rows.K(positions[t]));
+      EncodeKvRow(kv.layer.type, v + t * kv_dim, kv_dim, rows.V(positions[t]));
+    }
+  }
+
+  void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
                  const AttentionShape& s, float* out) override {
     const AttentionOps& ops = AttentionOpsFor(ChosenKernelIsa(), s.head_dim);
     const int64_t group = s.n_head / s.n_head_kv;
     auto task = [&](int64_t i) {
       const int64_t t = i / s.n_head_kv, kvh = i % s.n_head_kv;
-      AttendGroup(ops, q + (t * s.n_head + kvh * group) * s.head_dim, positions[t] + 1, kv[t], kvh,
+      AttendGroup(ops, q + (t * s.n_head + kvh * group) * s.head_dim, positions[t] + 1, kv.RowsOf(t), kvh,
                   group, s, out + (t * s.n_head + kvh * group) * s.head_dim);
     };
     int64_t work = 0;
@@ -148,6 +194,17 @@ class CpuBackend final : public Backend {
     ForEachSlice(n, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) y[i] += x[i];
     });
+  }
+
+  void AddBias(float* y, const float* bias, int64_t n, int64_t n_rows) override {
+    ForEachRow(n_rows, n, [&](int64_t t) {
+      float* row = y + t * n;
+      for (int64_t i = 0; i < n; ++i) row[i] += bias[i];
+    });
+  }
+
+  void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) override {
+    for (int64_t i = 0; i < count; ++i) std::copy_n(x + rows[i] * n, n, out + i * n);
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
@@ -181,7 +238,7 @@ class CpuBackend final : public Backend {
     std::fill(acc, acc + group * dim, 0.0f);
     std::fill(max, max + group, -INFINITY);
     std::fill(sum, sum + group, 0.0f);
-    const TensorType type = kv.type;
+    const TensorType type = kv.layer.type;
     // Q8_0 heads are whole blocks (the model checks head_dim % 32 == 0).
     SWIFTLET_CHECK(type != TensorType::kQ8_0 || dim % BlockQ8_0::kElems == 0);
     // A head's slice of a cache row, in bytes, and where head kvh's starts.

@@ -1,7 +1,5 @@
 #include "kv/kv_cache.h"
 
-#include <cstring>
-
 #include "core/check.h"
 #include "core/checked_math.h"
 #include "core/str_cat.h"
@@ -31,22 +29,8 @@ absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_
                                                " bytes, over the limit of ", max_bytes));
   }
   cache.data_.assign(total, 0);
-  for (int64_t l = 0; l < shape.n_layer; ++l) {
-    for (int64_t s = 0; s < shape.n_slots; ++s) {
-      cache.k_starts_.push_back(cache.Row(l, s, 0, false));
-      cache.v_starts_.push_back(cache.Row(l, s, 0, true));
-    }
-  }
+  for (int32_t slot = 0; slot < shape.n_slots; ++slot) cache.slot_ids_.push_back(slot);
   return cache;
-}
-
-uint8_t* KvCache::Row(int64_t layer, int64_t slot, int64_t pos, bool value) {
-  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer && slot >= 0 && slot < shape_.n_slots &&
-                 pos >= 0 && pos < shape_.n_ctx);
-  // Layout: [layer][slot][k|v][pos][kv_dim].
-  const size_t index = ((static_cast<size_t>(layer) * shape_.n_slots + slot) * 2 + value) *
-                           static_cast<size_t>(shape_.n_ctx) + pos;
-  return data_.data() + index * row_bytes_;
 }
 
 absl::Status KvCache::CheckWritable(int32_t slot, int64_t pos) const {
@@ -60,17 +44,23 @@ absl::Status KvCache::CheckWritable(int32_t slot, int64_t pos) const {
   return absl::OkStatus();
 }
 
-void KvCache::Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) {
-  uint8_t* krow = Row(layer, slot, pos, false);
-  uint8_t* vrow = Row(layer, slot, pos, true);
-  EncodeKvRow(shape_.type, k, shape_.kv_dim, krow);
-  EncodeKvRow(shape_.type, v, shape_.kv_dim, vrow);
+KvLayer KvCache::Layer(int64_t layer) const {
+  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer);
+  const size_t run = static_cast<size_t>(shape_.n_ctx) * row_bytes_;  // One slot's K (or V) rows.
+  KvLayer l;
+  l.base = data_.data() + static_cast<size_t>(layer * shape_.n_slots) * 2 * run;
+  l.block_stride = 2 * run;
+  l.k_offset = 0;
+  l.v_offset = run;
+  l.block_rows = shape_.n_ctx;
+  l.row_bytes = row_bytes_;
+  l.type = shape_.type;
+  return l;
 }
 
-KvRows KvCache::Rows(int64_t layer, int32_t slot) const {
-  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer && slot >= 0 && slot < shape_.n_slots);
-  const size_t i = static_cast<size_t>(layer * shape_.n_slots + slot);
-  return KvRows{&k_starts_[i], &v_starts_[i], shape_.n_ctx, row_bytes_, shape_.type};
+std::span<const int32_t> KvCache::BlockTable(int32_t slot) const {
+  SWIFTLET_CHECK(slot >= 0 && slot < shape_.n_slots);
+  return {slot_ids_.data() + slot, 1};
 }
 
 }  // namespace swiftlet

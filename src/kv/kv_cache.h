@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/status.h"
@@ -34,21 +35,24 @@ class KvCache final : public KvStore {
   const KvCacheShape& shape() const { return shape_; }
   uint64_t bytes() const { return data_.size(); }
 
-  // KvStore, with sequence ids = slots 0..n_slots-1.
+  // KvStore, with sequence ids = slots 0..n_slots-1. Each slot is one
+  // block of n_ctx positions: its table is {slot}.
   absl::Status CheckWritable(int32_t slot, int64_t pos) const override;
-  void Store(int64_t layer, int32_t slot, int64_t pos, const float* k, const float* v) override;
-  KvRows Rows(int64_t layer, int32_t slot) const override;
+  KvLayer Layer(int64_t layer) const override;
+  std::span<const int32_t> BlockTable(int32_t slot) const override;
   TensorType type() const override { return shape_.type; }
 
  private:
   KvCache() = default;
-  uint8_t* Row(int64_t layer, int64_t slot, int64_t pos, bool value);
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
-  std::vector<uint8_t> data_;
-  // One block per (layer, slot): the start of its K run and of its V run.
-  std::vector<const uint8_t*> k_starts_, v_starts_;
+  // Layout: [layer][slot][k|v][pos][kv_dim]. Host memory: this cache serves
+  // the CPU backend (tools and tests); the engine's paged cache is the one
+  // a device backend gets. Mutable: the backend's ops write it through
+  // Layer(), which readers call on a const cache.
+  mutable std::vector<uint8_t> data_;
+  std::vector<int32_t> slot_ids_;  // 0..n_slots-1: slot s's table is {s}.
 };
 
 }  // namespace swiftlet

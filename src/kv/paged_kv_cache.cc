@@ -125,8 +125,6 @@ int32_t PagedKvCache::NewSequenceId() {
   free_ids_.pop_back();
   Sequence& s = seqs_[static_cast<size_t>(id)];
   s.live = true;
-  s.k_ptrs.resize(static_cast<size_t>(shape_.n_layer));
-  s.v_ptrs.resize(static_cast<size_t>(shape_.n_layer));
   ++live_sequences_;
   return id;
 }
@@ -154,8 +152,6 @@ absl::StatusOr<int32_t> PagedKvCache::Fork(int32_t seq) {
   to.length = from.length;
   to.written = from.written;
   to.blocks = from.blocks;
-  to.k_ptrs = from.k_ptrs;
-  to.v_ptrs = from.v_ptrs;
   to.hashed_blocks = from.hashed_blocks;
   to.root_hash = from.root_hash;
   to.chain_hash = from.chain_hash;
@@ -216,22 +212,6 @@ int64_t PagedKvCache::ClearPrefixCache() {
   return freed;
 }
 
-void PagedKvCache::AppendBlock(Sequence& s, int32_t block) {
-  s.blocks.push_back(block);
-  for (int64_t l = 0; l < shape_.n_layer; ++l) {
-    s.k_ptrs[static_cast<size_t>(l)].push_back(BlockData(block, l, false));
-    s.v_ptrs[static_cast<size_t>(l)].push_back(BlockData(block, l, true));
-  }
-}
-
-void PagedKvCache::SetBlock(Sequence& s, size_t index, int32_t block) {
-  s.blocks[index] = block;
-  for (int64_t l = 0; l < shape_.n_layer; ++l) {
-    s.k_ptrs[static_cast<size_t>(l)][index] = BlockData(block, l, false);
-    s.v_ptrs[static_cast<size_t>(l)][index] = BlockData(block, l, true);
-  }
-}
-
 absl::Status PagedKvCache::Reserve(int32_t seq, int64_t new_length) {
   SWIFTLET_RETURN_IF_ERROR(CheckExists(seq));
   Sequence& s = seqs_[static_cast<size_t>(seq)];
@@ -259,10 +239,10 @@ absl::Status PagedKvCache::Reserve(int32_t seq, int64_t new_length) {
       }
     }
     Release(shared);
-    SetBlock(s, s.blocks.size() - 1, own);
+    s.blocks.back() = own;
   }
   const int64_t n_blocks = CeilDiv(new_length, shape_.block_tokens);
-  while (static_cast<int64_t>(s.blocks.size()) < n_blocks) AppendBlock(s, AllocateBlock());
+  while (static_cast<int64_t>(s.blocks.size()) < n_blocks) s.blocks.push_back(AllocateBlock());
   s.length = new_length;
   return absl::OkStatus();
 }
@@ -276,8 +256,6 @@ absl::Status PagedKvCache::Free(int32_t seq) {
   s.live = false;
   s.length = s.written = 0;
   s.blocks.clear();
-  for (auto& p : s.k_ptrs) p.clear();
-  for (auto& p : s.v_ptrs) p.clear();
   s.hashed_blocks = 0;
   s.root_hash = PrefixCache::kRootHash;
   s.chain_hash = PrefixCache::kRootHash;
@@ -317,7 +295,7 @@ absl::StatusOr<int64_t> PagedKvCache::MatchPrefix(int32_t seq, std::span<const i
     if (found.lookup == PrefixCache::Lookup::kStale) DropStale(found.block);
     if (found.lookup != PrefixCache::Lookup::kFound) break;
     pool_.Ref(found.block);
-    AppendBlock(s, found.block);
+    s.blocks.push_back(found.block);
     s.chain_hash = hash;
     s.chain_ref = prefix_.RefOf(found.block);
   }
@@ -408,26 +386,26 @@ absl::Status PagedKvCache::CheckWritable(int32_t seq, int64_t pos) const {
   return absl::OkStatus();
 }
 
-void PagedKvCache::Store(int64_t layer, int32_t seq, int64_t pos, const float* k, const float* v) {
-  const Sequence& s = Seq(seq);
-  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer && pos >= 0 && pos < s.length);
-  const int32_t block = s.blocks[static_cast<size_t>(pos / shape_.block_tokens)];
-  SWIFTLET_CHECK(pool_.refcount(block) == 1 && !prefix_.IsRegistered(block));
-  const size_t offset = static_cast<size_t>(pos % shape_.block_tokens) * row_bytes_;
-  uint8_t* krow = BlockData(block, layer, false) + offset;
-  uint8_t* vrow = BlockData(block, layer, true) + offset;
-  EncodeKvRow(shape_.type, k, shape_.kv_dim, krow);
-  EncodeKvRow(shape_.type, v, shape_.kv_dim, vrow);
-  // Forward stores layers in order, so the last layer marks a position done.
-  if (layer == shape_.n_layer - 1 && pos == s.written) ++seqs_[static_cast<size_t>(seq)].written;
+KvLayer PagedKvCache::Layer(int64_t layer) const {
+  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer);
+  const size_t rows = static_cast<size_t>(shape_.block_tokens) * row_bytes_;
+  KvLayer l;
+  l.base = data_.get();
+  l.block_stride = block_bytes_;
+  l.k_offset = static_cast<size_t>(layer) * 2 * rows;
+  l.v_offset = l.k_offset + rows;
+  l.block_rows = shape_.block_tokens;
+  l.row_bytes = row_bytes_;
+  l.type = shape_.type;
+  return l;
 }
 
-KvRows PagedKvCache::Rows(int64_t layer, int32_t seq) const {
-  const Sequence& s = Seq(seq);
-  SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer);
-  return KvRows{s.k_ptrs[static_cast<size_t>(layer)].data(),
-                s.v_ptrs[static_cast<size_t>(layer)].data(), shape_.block_tokens, row_bytes_,
-                shape_.type};
+std::span<const int32_t> PagedKvCache::BlockTable(int32_t seq) const { return Seq(seq).blocks; }
+
+void PagedKvCache::MarkStored(int32_t seq, int64_t pos) {
+  Sequence& s = seqs_[static_cast<size_t>(seq)];
+  SWIFTLET_CHECK(Exists(seq) && pos >= 0 && pos < s.length);
+  if (pos == s.written) ++s.written;
 }
 
 }  // namespace swiftlet

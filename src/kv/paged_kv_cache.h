@@ -18,10 +18,12 @@
 // When no block is free, allocation evicts the least recently used cached
 // block that no sequence references.
 //
-// Rows(layer, seq) points into arrays of block base pointers kept per
-// sequence and layer, valid until that sequence's block table next changes
-// (Reserve, MatchPrefix, Free). Store and Rows neither allocate nor return
-// errors: a bad call is a bug (check with CheckWritable first) and aborts.
+// BlockTable(seq) is the sequence's table itself, valid until it next
+// changes (Reserve, MatchPrefix, Free); Layer(l) says where layer l's rows
+// sit in each block. The backend writes rows there (StoreKv) after the
+// caller has checked them with CheckWritable; MarkStored then counts a
+// position as written for the prefix cache. Neither allocates; a bad call
+// is a bug and aborts.
 //
 // Not thread-safe: owned and used by the engine thread.
 #pragma once
@@ -111,9 +113,9 @@ class PagedKvCache final : public KvStore {
   absl::StatusOr<int64_t> MatchPrefix(int32_t seq, std::span<const int32_t> tokens,
                                       int64_t max_tokens);
   // Registers `seq`'s full blocks whose positions are all written (a
-  // position counts once its last layer is stored), given the sequence's
-  // tokens (tokens[j] at position j; those past the written positions are
-  // ignored), unless the same content is registered already (the sequence
+  // position counts once MarkStored says every layer of it is stored),
+  // given the sequence's tokens (tokens[j] at position j; those past the
+  // written positions are ignored), unless the same content is registered already (the sequence
   // keeps its own block). Call again as the sequence grows with the same
   // tokens and more; only new blocks are hashed. After a hash collision
   // the sequence registers no more.
@@ -154,8 +156,9 @@ class PagedKvCache final : public KvStore {
   // OK when `seq` exists, pos < its length, and the block holding pos is
   // neither shared nor in the prefix cache.
   absl::Status CheckWritable(int32_t seq, int64_t pos) const override;
-  void Store(int64_t layer, int32_t seq, int64_t pos, const float* k, const float* v) override;
-  KvRows Rows(int64_t layer, int32_t seq) const override;
+  KvLayer Layer(int64_t layer) const override;
+  std::span<const int32_t> BlockTable(int32_t seq) const override;
+  void MarkStored(int32_t seq, int64_t pos) override;
   TensorType type() const override { return shape_.type; }
 
  private:
@@ -165,10 +168,8 @@ class PagedKvCache final : public KvStore {
   struct Sequence {
     bool live = false;
     int64_t length = 0;
-    int64_t written = 0;  // Leading positions whose last layer is stored.
+    int64_t written = 0;  // Leading positions MarkStored has counted.
     std::vector<int32_t> blocks;
-    // Block base pointers per layer, K and V: what Rows() hands out.
-    std::vector<std::vector<const uint8_t*>> k_ptrs, v_ptrs;
     // Prefix-cache state of the leading blocks Commit has hashed.
     int64_t hashed_blocks = 0;
     uint64_t root_hash = PrefixCache::kRootHash;  // The scope's empty prefix.
@@ -183,8 +184,6 @@ class PagedKvCache final : public KvStore {
   uint8_t* BlockData(int32_t block, int64_t layer, bool value) const;
   int32_t AllocateBlock();
   void DropStale(int32_t block);
-  void AppendBlock(Sequence& s, int32_t block);
-  void SetBlock(Sequence& s, size_t index, int32_t block);
   int32_t NewSequenceId();
 
   PagedKvShape shape_;

@@ -1,20 +1,50 @@
-// The inside of a ForwardContext: the backend and the per-step scratch
-// buffers. Private to model/.
+// The inside of a ForwardContext: the backend and the per-step buffers in
+// its memory. Private to model/.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "core/status.h"
+#include "core/str_cat.h"
 #include "kernels/backend.h"
 #include "model/forward_context.h"
 
 namespace swiftlet {
 
+// An array in a backend's memory that grows to the largest step seen and is
+// reused afterwards (contents are not kept across a growth).
+template <typename T>
+class DeviceArray {
+ public:
+  absl::Status Reserve(Backend& backend, int64_t count) {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    if (buffer_ != nullptr && buffer_->bytes() >= bytes) return absl::OkStatus();
+    buffer_.reset();  // Free the old one first: device memory may be tight.
+    buffer_ = backend.Allocate(bytes);
+    if (buffer_ == nullptr) {
+      return absl::ResourceExhaustedError(
+          StrCat("the compute device is out of memory for a step buffer of ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+  T* data() { return static_cast<T*>(buffer_->data()); }
+
+ private:
+  std::unique_ptr<DeviceBuffer> buffer_;
+};
+
 struct ForwardContext::State {
   int threads = 1;
   std::unique_ptr<Backend> backend;
-  std::vector<float> x, h, q, k, v, attn, gate, up, tmp, out_rows;
-  std::vector<KvRows> kv_rows;
+  // Activations, in the backend's memory.
+  DeviceArray<float> x, h, q, k, v, attn, gate, up, tmp, out_rows, hidden, logits;
+  // A step's indices, built on the host and uploaded once: token ids,
+  // positions, the block tables of the batch's sequences (KvBatch), and the
+  // rows asked for.
+  DeviceArray<int32_t> tokens, positions, tables, table_start, output_rows, hidden_rows;
+  std::vector<int32_t> host_tables, host_table_start;
 };
 
 }  // namespace swiftlet

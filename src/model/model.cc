@@ -1,6 +1,9 @@
 #include "model/model.h"
 
 #include <cmath>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
@@ -140,14 +143,6 @@ absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c
   return w;
 }
 
-void AddBias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n_rows) {
-  if (bias.empty()) return;
-  const size_t n = bias.size();
-  for (int64_t t = 0; t < n_rows; ++t) {
-    for (size_t i = 0; i < n; ++i) rows[t * n + i] += bias[i];
-  }
-}
-
 }  // namespace
 
 Model::Model() = default;
@@ -234,16 +229,45 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
 
   const int64_t E = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
   const float eps = static_cast<float>(c.rms_eps);
-  ctx.x.resize(n * E);
-  ctx.h.resize(n * E);
-  ctx.q.resize(n * Q);
-  ctx.k.resize(n * KV);
-  ctx.v.resize(n * KV);
-  ctx.attn.resize(n * Q);
-  ctx.gate.resize(n * F);
-  ctx.up.resize(n * F);
-  ctx.tmp.resize(n * E);
-  ctx.kv_rows.resize(n);
+  const int64_t n_out = static_cast<int64_t>(batch.output_rows.size());
+  const int64_t n_hidden = static_cast<int64_t>(batch.hidden_rows.size());
+
+  // The block tables of the batch's sequences, once per run of rows of one
+  // sequence (a prompt's chunk is one run).
+  ctx.host_tables.clear();
+  ctx.host_table_start.resize(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) {
+    if (t > 0 && batch.slots[t] == batch.slots[t - 1]) {
+      ctx.host_table_start[t] = ctx.host_table_start[t - 1];
+      continue;
+    }
+    ctx.host_table_start[t] = static_cast<int32_t>(ctx.host_tables.size());
+    const std::span<const int32_t> table = cache.BlockTable(batch.slots[t]);
+    ctx.host_tables.insert(ctx.host_tables.end(), table.begin(), table.end());
+  }
+
+  // Where the host reads the backend's memory, results go straight into
+  // `out`; otherwise they are computed in staging buffers and copied back.
+  const bool direct = be.SharesHostMemory();
+  const int64_t staged = direct ? 0 : 1;
+  for (auto [array, count] : {std::pair{&ctx.x, n * E}, {&ctx.h, n * E}, {&ctx.q, n * Q},
+                              {&ctx.k, n * KV}, {&ctx.v, n * KV}, {&ctx.attn, n * Q},
+                              {&ctx.gate, n * F}, {&ctx.up, n * F}, {&ctx.tmp, n * E},
+                              {&ctx.out_rows, n_out * E}, {&ctx.hidden, staged * n_hidden * E},
+                              {&ctx.logits, staged * n_out * c.n_vocab}}) {
+    SWIFTLET_RETURN_IF_ERROR(array->Reserve(be, count));
+  }
+  auto upload = [&](DeviceArray<int32_t>& array, const std::vector<int32_t>& host) {
+    SWIFTLET_RETURN_IF_ERROR(array.Reserve(be, static_cast<int64_t>(host.size())));
+    if (!host.empty()) be.Upload(array.data(), host.data(), host.size() * sizeof(int32_t));
+    return absl::OkStatus();
+  };
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.tokens, batch.tokens));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.positions, batch.positions));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.tables, ctx.host_tables));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.table_start, ctx.host_table_start));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.output_rows, batch.output_rows));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.hidden_rows, batch.hidden_rows));
 
   RopeShape rope_q{c.n_head, c.head_dim, c.rope_dim, c.rope_neox,
                    static_cast<float>(c.rope_freq_base), 1.0f};
@@ -256,55 +280,69 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   const AttentionShape attn{c.n_head, c.n_head_kv, c.head_dim,
                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
 
-  be.GetRows(weights.token_embd, batch.tokens.data(), n, ctx.x.data());
+  float* x = ctx.x.data();
+  float* h = ctx.h.data();
+  float* q = ctx.q.data();
+  float* k = ctx.k.data();
+  float* v = ctx.v.data();
+  float* tmp = ctx.tmp.data();
+  const int32_t* positions = ctx.positions.data();
+  KvBatch kv{{}, ctx.tables.data(), ctx.table_start.data()};
+
+  be.GetRows(weights.token_embd, ctx.tokens.data(), n, x);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& w = weights.layers[static_cast<size_t>(l)];
-    be.RmsNorm(ctx.x.data(), w.attn_norm.data(), E, n, eps, ctx.h.data());
-    const MatMulJob qkv[] = {{w.wq, ctx.q.data()}, {w.wk, ctx.k.data()}, {w.wv, ctx.v.data()}};
-    be.MatMuls(qkv, ctx.h.data(), n);
-    AddBias(ctx.q, w.bq, n);
-    AddBias(ctx.k, w.bk, n);
-    AddBias(ctx.v, w.bv, n);
+    be.RmsNorm(x, w.attn_norm.data(), E, n, eps, h);
+    const MatMulJob qkv[] = {{w.wq, q}, {w.wk, k}, {w.wv, v}};
+    be.MatMuls(qkv, h, n);
+    if (c.qkv_bias) {
+      be.AddBias(q, w.bq.data(), Q, n);
+      be.AddBias(k, w.bk.data(), KV, n);
+      be.AddBias(v, w.bv.data(), KV, n);
+    }
     if (c.qk_norm) {
-      be.RmsNorm(ctx.q.data(), w.q_norm.data(), c.head_dim, n * c.n_head, eps, ctx.q.data());
-      be.RmsNorm(ctx.k.data(), w.k_norm.data(), c.head_dim, n * c.n_head_kv, eps, ctx.k.data());
+      be.RmsNorm(q, w.q_norm.data(), c.head_dim, n * c.n_head, eps, q);
+      be.RmsNorm(k, w.k_norm.data(), c.head_dim, n * c.n_head_kv, eps, k);
     }
-    be.Rope(ctx.q.data(), n, batch.positions.data(), rope_q);
-    be.Rope(ctx.k.data(), n, batch.positions.data(), rope_k);
-    for (int64_t t = 0; t < n; ++t) {
-      cache.Store(l, batch.slots[t], batch.positions[t], ctx.k.data() + t * KV,
-                  ctx.v.data() + t * KV);
-      ctx.kv_rows[t] = cache.Rows(l, batch.slots[t]);
-    }
-    be.Attention(ctx.q.data(), n, batch.positions.data(), ctx.kv_rows.data(), attn,
-                 ctx.attn.data());
-    be.MatMul(w.wo, ctx.attn.data(), n, ctx.tmp.data());
-    be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
+    be.Rope(q, n, positions, rope_q);
+    be.Rope(k, n, positions, rope_k);
+    kv.layer = cache.Layer(l);
+    be.StoreKv(k, v, n, positions, kv, KV);
+    be.Attention(q, n, positions, kv, attn, ctx.attn.data());
+    be.MatMul(w.wo, ctx.attn.data(), n, tmp);
+    be.Add(x, tmp, n * E);
 
-    be.RmsNorm(ctx.x.data(), w.ffn_norm.data(), E, n, eps, ctx.h.data());
+    be.RmsNorm(x, w.ffn_norm.data(), E, n, eps, h);
     const MatMulJob gate_up[] = {{w.w_gate, ctx.gate.data()}, {w.w_up, ctx.up.data()}};
-    be.MatMuls(gate_up, ctx.h.data(), n);
+    be.MatMuls(gate_up, h, n);
     be.SiluMul(ctx.gate.data(), ctx.up.data(), n * F);
-    be.MatMul(w.w_down, ctx.gate.data(), n, ctx.tmp.data());
-    be.Add(ctx.x.data(), ctx.tmp.data(), n * E);
+    be.MatMul(w.w_down, ctx.gate.data(), n, tmp);
+    be.Add(x, tmp, n * E);
   }
+  for (int64_t t = 0; t < n; ++t) cache.MarkStored(batch.slots[t], batch.positions[t]);
 
   // Only the requested rows go through the final norm (and, for logits,
   // the head). The norm is per row, so a row's result does not depend on
   // which list it is in or what else is asked.
-  auto final_norm = [&](const std::vector<int32_t>& rows, std::vector<float>& dst) {
-    const int64_t count = static_cast<int64_t>(rows.size());
-    dst.resize(count * E);
-    for (int64_t i = 0; i < count; ++i) std::copy_n(ctx.x.data() + rows[i] * E, E, dst.data() + i * E);
-    if (count > 0) be.RmsNorm(dst.data(), weights.output_norm.data(), E, count, eps, dst.data());
+  auto final_norm = [&](const int32_t* rows, int64_t count, float* dst) {
+    if (count == 0) return;
+    be.GatherRows(x, E, rows, count, dst);
+    be.RmsNorm(dst, weights.output_norm.data(), E, count, eps, dst);
   };
   out.hidden_row_size = E;
-  final_norm(batch.hidden_rows, out.hidden);
-  const int64_t n_out = static_cast<int64_t>(batch.output_rows.size());
-  final_norm(batch.output_rows, ctx.out_rows);
+  out.hidden.resize(n_hidden * E);
+  float* hidden = direct ? out.hidden.data() : ctx.hidden.data();
+  final_norm(ctx.hidden_rows.data(), n_hidden, hidden);
+  if (n_hidden > 0) be.Download(out.hidden.data(), hidden, out.hidden.size() * sizeof(float));
+
   out.row_size = c.n_vocab;
   out.values.resize(n_out * c.n_vocab);
-  if (n_out > 0) be.MatMul(weights.output, ctx.out_rows.data(), n_out, out.values.data());
+  float* logits = direct ? out.values.data() : ctx.logits.data();
+  if (n_out > 0) {
+    final_norm(ctx.output_rows.data(), n_out, ctx.out_rows.data());
+    be.MatMul(weights.output, ctx.out_rows.data(), n_out, logits);
+    be.Download(out.values.data(), logits, out.values.size() * sizeof(float));
+  }
   return absl::OkStatus();
 }
 

@@ -140,19 +140,21 @@ TEST_P(AttentionTest, IsCausalSoftmaxWithGroupedHeads) {
     // hold them: attention must follow the block table, not assume one run.
     constexpr int64_t kBlockRows = 2;
     const int64_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
-    const size_t block_bytes = kBlockRows * row_bytes;
-    std::vector<uint8_t> kpaged(n_blocks * block_bytes), vpaged(n_blocks * block_bytes);
-    std::vector<const uint8_t*> kptr(n_blocks), vptr(n_blocks);
+    const size_t rows_bytes = kBlockRows * row_bytes;  // One block's K (or V) rows.
+    // Each block holds its K rows then its V rows, as a paged cache's do.
+    std::vector<uint8_t> paged(n_blocks * 2 * rows_bytes);
+    std::vector<int32_t> table(n_blocks);
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const size_t src = b * block_bytes, dst = (n_blocks - 1 - b) * block_bytes;
-      const size_t len = std::min(block_bytes, kb.size() - src);
-      std::copy_n(kb.data() + src, len, kpaged.data() + dst);
-      std::copy_n(vb.data() + src, len, vpaged.data() + dst);
-      kptr[b] = kpaged.data() + dst;
-      vptr[b] = vpaged.data() + dst;
+      const int64_t stored_at = n_blocks - 1 - b;
+      const size_t src = b * rows_bytes, dst = stored_at * 2 * rows_bytes;
+      const size_t len = std::min(rows_bytes, kb.size() - src);
+      std::copy_n(kb.data() + src, len, paged.data() + dst);
+      std::copy_n(vb.data() + src, len, paged.data() + dst + rows_bytes);
+      table[b] = static_cast<int32_t>(stored_at);
     }
-    const KvRows rows{kptr.data(), vptr.data(), kBlockRows, row_bytes, type};
-    const KvRows kv[2] = {rows, rows};
+    const KvLayer layer{paged.data(), 2 * rows_bytes, 0, rows_bytes, kBlockRows, row_bytes, type};
+    const int32_t table_start[2] = {0, 0};
+    const KvBatch kv{layer, table.data(), table_start};
     const int32_t pos[2] = {2, static_cast<int32_t>(n_ctx - 1)};
     std::vector<float> out(2 * n_head * dim);
     auto backend = MakeCpuBackend(1);

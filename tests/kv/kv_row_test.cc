@@ -9,8 +9,10 @@
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/kv_row_encode.h"
 #include "kv/kv_cache.h"
 #include "kv/paged_kv_cache.h"
+#include "kv_test_util.h"
 
 namespace swiftlet {
 namespace {
@@ -54,9 +56,9 @@ TEST(KvRowTest, BothCachesStoreQ8Rows) {
   auto flat = KvCache::Create({1, 64, 1, 4, TensorType::kQ8_0}, 1 << 20);
   ASSERT_TRUE(flat.ok()) << flat.status();
   EXPECT_EQ(flat->type(), TensorType::kQ8_0);
-  flat->Store(0, 0, 2, k.data(), v.data());
+  StoreRow(*flat, 0, 0, 2, k.data(), v.data(), 64);
   KvRows rows = flat->Rows(0, 0);
-  EXPECT_EQ(rows.row_bytes, 68u);
+  EXPECT_EQ(rows.layer.row_bytes, 68u);
   EXPECT_EQ(std::memcmp(rows.K(2), want_k.data(), 68), 0);
   EXPECT_EQ(std::memcmp(rows.V(2), want_v.data(), 68), 0);
 
@@ -66,7 +68,7 @@ TEST(KvRowTest, BothCachesStoreQ8Rows) {
   ASSERT_TRUE(paged.ok()) << paged.status();
   const int32_t seq = *paged->CreateSequence();
   ASSERT_TRUE(paged->Reserve(seq, 3).ok());
-  paged->Store(0, seq, 2, k.data(), v.data());
+  StoreRow(*paged, 0, seq, 2, k.data(), v.data(), 64);
   rows = paged->Rows(0, seq);
   EXPECT_EQ(std::memcmp(rows.K(2), want_k.data(), 68), 0);
   EXPECT_EQ(std::memcmp(rows.V(2), want_v.data(), 68), 0);

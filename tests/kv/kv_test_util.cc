@@ -12,7 +12,7 @@ std::vector<float> ReadRow(const KvRows& rows, int64_t j, bool value, int64_t kv
   const uint8_t* p = value ? rows.V(j) : rows.K(j);
   std::vector<float> out(static_cast<size_t>(kv_dim));
   for (int64_t i = 0; i < kv_dim; ++i) {
-    if (rows.type == TensorType::kF32) {
+    if (rows.layer.type == TensorType::kF32) {
       std::memcpy(&out[i], p + i * 4, 4);
     } else {
       uint16_t h;
@@ -21,6 +21,14 @@ std::vector<float> ReadRow(const KvRows& rows, int64_t j, bool value, int64_t kv
     }
   }
   return out;
+}
+
+void StoreRow(KvStore& cache, int64_t layer, int32_t seq, int32_t pos, const float* k,
+              const float* v, int64_t kv_dim) {
+  const std::span<const int32_t> table = cache.BlockTable(seq);
+  const int32_t start = 0;
+  const KvBatch batch{cache.Layer(layer), table.data(), &start};
+  MakeCpuBackend(1)->StoreKv(k, v, 1, &pos, batch, kv_dim);
 }
 
 void StoreRows(PagedKvCache& cache, int32_t seq, int64_t from, int64_t to, const RowFn& fn) {
@@ -32,9 +40,10 @@ void StoreRows(PagedKvCache& cache, int32_t seq, int64_t from, int64_t to, const
         k[i] = fn(pos, l, i, false);
         v[i] = fn(pos, l, i, true);
       }
-      cache.Store(l, seq, pos, k.data(), v.data());
+      StoreRow(cache, l, seq, static_cast<int32_t>(pos), k.data(), v.data(), kv_dim);
     }
   }
+  for (int64_t pos = from; pos < to; ++pos) cache.MarkStored(seq, pos);
 }
 
 uint64_t SplitMix(uint64_t x) {

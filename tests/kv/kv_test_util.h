@@ -1,5 +1,6 @@
 // Helpers shared by the KV cache tests: reading rows back through KvRows
-// and writing rows the way Model::Forward does.
+// and writing rows the way Model::Forward does (the CPU backend's StoreKv,
+// then MarkStored).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,13 @@ using RowFn = std::function<float(int64_t pos, int64_t layer, int64_t i, bool va
 // Position j's K (value false) or V row of `rows`, as floats.
 std::vector<float> ReadRow(const KvRows& rows, int64_t j, bool value, int64_t kv_dim);
 
+// Writes one position's K and V rows (kv_dim floats each) of `seq` in
+// `layer` through the CPU backend, without MarkStored.
+void StoreRow(KvStore& cache, int64_t layer, int32_t seq, int32_t pos, const float* k,
+              const float* v, int64_t kv_dim);
+
 // Stores positions [from, to) of `seq` in every layer, layer by layer as
-// Forward does, with values from `fn`.
+// Forward does, with values from `fn`, then marks them stored.
 void StoreRows(PagedKvCache& cache, int32_t seq, int64_t from, int64_t to, const RowFn& fn);
 
 // A value exactly representable in F16 and F32 (a multiple of 1/64 under 16

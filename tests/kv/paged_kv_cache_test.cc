@@ -66,9 +66,9 @@ TEST(PagedKvCacheTest, StoresAndReadsBackF32) {
   StoreRows(cache, s, 0, 10, fn);
   for (int64_t l = 0; l < shape.n_layer; ++l) {
     const KvRows rows = cache.Rows(l, s);
-    EXPECT_EQ(rows.block_rows, 4);
-    EXPECT_EQ(rows.row_bytes, 32u);
-    EXPECT_EQ(rows.type, TensorType::kF32);
+    EXPECT_EQ(rows.layer.block_rows, 4);
+    EXPECT_EQ(rows.layer.row_bytes, 32u);
+    EXPECT_EQ(rows.layer.type, TensorType::kF32);
     for (int64_t p = 0; p < 10; ++p) {
       for (bool v : {false, true}) {
         const std::vector<float> got = ReadRow(rows, p, v, shape.kv_dim);
@@ -90,8 +90,8 @@ TEST(PagedKvCacheTest, StoresAndReadsBackF16Rounded) {
   int rounded = 0;
   for (int64_t l = 0; l < 2; ++l) {
     const KvRows rows = cache.Rows(l, s);
-    EXPECT_EQ(rows.row_bytes, 16u);
-    EXPECT_EQ(rows.type, TensorType::kF16);
+    EXPECT_EQ(rows.layer.row_bytes, 16u);
+    EXPECT_EQ(rows.layer.type, TensorType::kF16);
     for (int64_t p = 0; p < 7; ++p) {
       for (bool v : {false, true}) {
         const std::vector<float> got = ReadRow(rows, p, v, 8);

@@ -132,7 +132,7 @@ TEST(PagedPrefixTest, CommitRegistersOnlyWrittenBlocks) {
       k[i] = fn(p, 0, i, false);
       v[i] = fn(p, 0, i, true);
     }
-    cache.Store(0, a, p, k.data(), v.data());
+    StoreRow(cache, 0, a, static_cast<int32_t>(p), k.data(), v.data(), 8);
   }
   ASSERT_TRUE(cache.Commit(a, t).ok());
   EXPECT_EQ(Match(cache, NewSeq(cache), t, 8), 4);
@@ -141,7 +141,8 @@ TEST(PagedPrefixTest, CommitRegistersOnlyWrittenBlocks) {
       k[i] = fn(p, 1, i, false);
       v[i] = fn(p, 1, i, true);
     }
-    cache.Store(1, a, p, k.data(), v.data());
+    StoreRow(cache, 1, a, static_cast<int32_t>(p), k.data(), v.data(), 8);
+    cache.MarkStored(a, p);
   }
   ASSERT_TRUE(cache.Commit(a, t).ok());
   const int32_t c = NewSeq(cache);
