@@ -1,9 +1,11 @@
 // The scalar backend against plain double-precision math written here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
-
 #include <cmath>
+#include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -331,6 +333,84 @@ TEST(CpuBackendTest, RowPassesOnThePoolEqualOneRowAtATimeBitForBit) {
           << NameOf(type) << " MatMul row " << t;
     }
   }
+}
+
+}  // namespace
+}  // namespace swiftlet
+
+namespace swiftlet {
+namespace {
+
+// The memory ops and the row ops Model::Forward runs between matmuls:
+// allocation, the copies across the bus, the bias add (on the pool too)
+// and the gather of requested rows, against plain loops.
+TEST(CpuBackendTest, MemoryBiasAndGatherOps) {
+  auto backend = MakeCpuBackend(2);
+  EXPECT_TRUE(backend->SharesHostMemory());
+  std::unique_ptr<DeviceBuffer> buffer = backend->Allocate(1000);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_GE(buffer->bytes(), 1000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer->data()) % 64, 0u);
+  EXPECT_NE(backend->Allocate(0), nullptr);  // An empty step's arrays.
+
+  const int64_t n = 2048, rows = 9;
+  const std::vector<float> x = Gaussian(n * rows, 51), bias = Gaussian(n, 52);
+  std::unique_ptr<DeviceBuffer> dev = backend->Allocate(x.size() * sizeof(float));
+  backend->Upload(dev->data(), x.data(), x.size() * sizeof(float));
+  float* y = static_cast<float*>(dev->data());
+  backend->AddBias(y, bias.data(), n, rows);
+  std::vector<float> back(x.size());
+  backend->Download(back.data(), y, back.size() * sizeof(float));
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(back[t * n + i], x[t * n + i] + bias[i]) << t << "," << i;
+  }
+
+  const int32_t pick[4] = {8, 0, 3, 8};
+  std::vector<float> gathered(4 * n);
+  backend->GatherRows(x.data(), n, pick, 4, gathered.data());
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(std::equal(gathered.begin() + r * n, gathered.begin() + (r + 1) * n,
+                           x.begin() + pick[r] * n))
+        << "row " << r;
+  }
+}
+
+// StoreKv writes each batch row's K and V at its position through its own
+// sequence's block table, in the layer's place within each block.
+TEST(CpuBackendTest, StoreKvFollowsEachRowsBlockTable) {
+  const int64_t kv_dim = 8, block_rows = 2;
+  const size_t row_bytes = kv_dim * 4, run = block_rows * row_bytes;
+  // Three blocks, each: layer 0's K and V runs, then layer 1's.
+  std::vector<uint8_t> memory(3 * 4 * run, 0);
+  const KvLayer layer1{memory.data(), 4 * run, 2 * run, 3 * run, block_rows, row_bytes, TensorType::kF32};
+  // Sequence A owns blocks {2, 0}, sequence B block {1}.
+  const int32_t tables[3] = {2, 0, 1};
+  const int32_t table_start[3] = {0, 0, 2};   // Rows: A, A, B.
+  const int32_t positions[3] = {1, 2, 0};
+  const std::vector<float> k = Gaussian(3 * kv_dim, 53), v = Gaussian(3 * kv_dim, 54);
+  MakeCpuBackend(1)->StoreKv(k.data(), v.data(), 3, positions, {layer1, tables, table_start}, kv_dim);
+  auto row_at = [&](int32_t block, size_t offset, int64_t r) {
+    return reinterpret_cast<const float*>(memory.data() + block * 4 * run + offset + r * row_bytes);
+  };
+  // (block, row within it) of each batch row: A pos 1 -> block 2 row 1;
+  // A pos 2 -> block 0 row 0; B pos 0 -> block 1 row 0.
+  const int32_t want_block[3] = {2, 0, 1};
+  const int64_t want_row[3] = {1, 0, 0};
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_TRUE(std::equal(k.begin() + t * kv_dim, k.begin() + (t + 1) * kv_dim,
+                           row_at(want_block[t], 2 * run, want_row[t])))
+        << "K of row " << t;
+    EXPECT_TRUE(std::equal(v.begin() + t * kv_dim, v.begin() + (t + 1) * kv_dim,
+                           row_at(want_block[t], 3 * run, want_row[t])))
+        << "V of row " << t;
+  }
+  // Nothing else was written: 6 rows of 48 hold data.
+  int64_t nonzero_rows = 0;
+  for (size_t r = 0; r < memory.size() / row_bytes; ++r) {
+    const float* p = reinterpret_cast<const float*>(memory.data() + r * row_bytes);
+    nonzero_rows += std::any_of(p, p + kv_dim, [](float f) { return f != 0; });
+  }
+  EXPECT_EQ(nonzero_rows, 6);
 }
 
 }  // namespace
