@@ -53,9 +53,10 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
     }
     context = fit;
   }
-  SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv, PagedKvCache::Create(shape, cfg.kv_memory_bytes));
-  kv.set_scrub(cfg.scrub_kv);
   ForwardContext fwd = cfg.step_gate != nullptr ? ForwardContext(cfg.step_gate->pool()) : ForwardContext(cfg.threads);
+  SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv,
+                            PagedKvCache::Create(shape, cfg.kv_memory_bytes, &fwd.backend()));
+  kv.set_scrub(cfg.scrub_kv);
   auto parts = std::unique_ptr<Parts>(new Parts{std::move(kv), std::move(fwd), {}, {}});
   std::unique_ptr<Engine> e(new Engine(model, tokenizer, cfg, std::move(parts), context));
   return e;

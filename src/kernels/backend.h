@@ -21,13 +21,24 @@ class ComputePool;  // core/thread_pool.h
 enum class Device { kCpu };
 
 // Memory a backend allocated on its device (Backend::Allocate); freed with
-// the object.
+// the object, which may outlive the backend that made it. It carries the copies within itself that a paged KV cache
+// needs (copy-on-write of a shared block, scrubbing a freed one), so its
+// owner needs no backend to do them.
 class DeviceBuffer {
  public:
   virtual ~DeviceBuffer() = default;
-  virtual void* data() = 0;
+  virtual uint8_t* data() = 0;
   virtual size_t bytes() const = 0;
+  // Copies `bytes` from offset `src` to offset `dst` (not overlapping), and
+  // zeroes a range; ordered after every op called before them.
+  virtual void CopyWithin(size_t dst, size_t src, size_t bytes) = 0;
+  virtual void Zero(size_t offset, size_t bytes) = 0;
 };
+
+// Host memory, 64-byte aligned, not zeroed (pages are committed as they are
+// first written); null when the allocation fails. The CPU backend's
+// Allocate, and the memory of caches made without a backend.
+std::unique_ptr<DeviceBuffer> AllocateHostBuffer(size_t bytes);
 
 // How a weight's bytes are arranged. kRows: n_out rows of row_bytes each,
 // as in the GGUF file. kRows16: repacked at load for a kernel that computes

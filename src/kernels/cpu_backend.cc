@@ -44,36 +44,13 @@ constexpr int64_t kMinBatchRowsPerTask = 48;
 constexpr int64_t kMaxBatchRowsPerTask = 192;
 constexpr int64_t kTasksPerThread = 4;
 
-// Host memory, 64-byte aligned.
-class HostBuffer final : public DeviceBuffer {
- public:
-  explicit HostBuffer(size_t bytes)
-      : bytes_(bytes), data_(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t{64},
-                                                                     std::nothrow))) {}
-  ~HostBuffer() override { ::operator delete[](data_, std::align_val_t{64}); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-
-  bool ok() const { return data_ != nullptr; }
-  void* data() override { return data_; }
-  size_t bytes() const override { return bytes_; }
-
- private:
-  size_t bytes_;
-  uint8_t* data_;
-};
-
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads)
       : owned_pool_(std::make_unique<ComputePool>(std::max(1, threads))), pool_(*owned_pool_) {}
   explicit CpuBackend(ComputePool& shared) : pool_(shared) {}
 
-  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
-    auto buffer = std::make_unique<HostBuffer>(std::max<size_t>(bytes, 1));
-    if (!buffer->ok()) return nullptr;
-    return buffer;
-  }
+  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override { return AllocateHostBuffer(bytes); }
   bool SharesHostMemory() const override { return true; }
   // Callers skip a copy onto itself (SharesHostMemory), so these copy only
   // between distinct buffers.
@@ -476,6 +453,41 @@ class CpuBackend final : public Backend {
 };
 
 }  // namespace
+
+namespace {
+
+class HostBuffer final : public DeviceBuffer {
+ public:
+  HostBuffer(uint8_t* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  ~HostBuffer() override { ::operator delete[](data_, std::align_val_t{64}); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  uint8_t* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+  void CopyWithin(size_t dst, size_t src, size_t bytes) override {
+    SWIFTLET_CHECK(dst + bytes <= bytes_ && src + bytes <= bytes_);
+    std::memcpy(data_ + dst, data_ + src, bytes);
+  }
+  void Zero(size_t offset, size_t bytes) override {
+    SWIFTLET_CHECK(offset + bytes <= bytes_);
+    std::memset(data_ + offset, 0, bytes);
+  }
+
+ private:
+  uint8_t* data_;
+  size_t bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBuffer> AllocateHostBuffer(size_t bytes) {
+  // At least one byte, so an empty array still has an address.
+  const size_t size = std::max<size_t>(bytes, 1);
+  auto* data = static_cast<uint8_t*>(::operator new[](size, std::align_val_t{64}, std::nothrow));
+  if (data == nullptr) return nullptr;
+  return std::make_unique<HostBuffer>(data, bytes);
+}
 
 std::unique_ptr<Backend> MakeCpuBackend(int threads) {
   return std::make_unique<CpuBackend>(threads);

@@ -1,8 +1,8 @@
 #include "kv/paged_kv_cache.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "core/check.h"
 #include "core/checked_math.h"
@@ -39,7 +39,8 @@ int64_t PagedKvCache::BlocksForBytes(const PagedKvShape& shape, uint64_t bytes) 
       std::min<uint64_t>(bytes / block, std::numeric_limits<int32_t>::max()));
 }
 
-absl::StatusOr<PagedKvCache> PagedKvCache::Create(const PagedKvShape& shape, uint64_t max_bytes) {
+absl::StatusOr<PagedKvCache> PagedKvCache::Create(const PagedKvShape& shape, uint64_t max_bytes,
+                                                   Backend* device) {
   if (shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.block_tokens <= 0 || shape.n_blocks <= 0 ||
       shape.max_sequences <= 0) {
     return absl::InvalidArgumentError(StrCat(
@@ -71,20 +72,22 @@ absl::StatusOr<PagedKvCache> PagedKvCache::Create(const PagedKvShape& shape, uin
   }
   // Not zeroed: rows are read only once written, and touching every page
   // here would commit the whole budget before it is used.
-  auto* data = static_cast<uint8_t*>(
-      ::operator new[](static_cast<size_t>(total), std::align_val_t{64}, std::nothrow));
-  if (data == nullptr) {
+  const auto bytes = static_cast<size_t>(total);
+  std::unique_ptr<DeviceBuffer> memory =
+      device != nullptr ? device->Allocate(bytes) : AllocateHostBuffer(bytes);
+  if (memory == nullptr) {
     return absl::ResourceExhaustedError(
         StrCat("paged KV cache: could not allocate ", total, " bytes"));
   }
-  return PagedKvCache(shape, block_bytes, data);
+  return PagedKvCache(shape, block_bytes, std::move(memory));
 }
 
-PagedKvCache::PagedKvCache(const PagedKvShape& shape, uint64_t block_bytes, uint8_t* data)
+PagedKvCache::PagedKvCache(const PagedKvShape& shape, uint64_t block_bytes,
+                           std::unique_ptr<DeviceBuffer> memory)
     : shape_(shape),
       block_bytes_(block_bytes),
       row_bytes_(KvRowBytes(shape.type, shape.kv_dim)),
-      data_(data),
+      memory_(std::move(memory)),
       pool_(static_cast<int32_t>(shape.n_blocks)),
       prefix_(shape.block_tokens, static_cast<int32_t>(shape.n_blocks)),
       seqs_(static_cast<size_t>(shape.max_sequences)) {
@@ -110,10 +113,9 @@ int64_t PagedKvCache::length(int32_t seq) const { return Seq(seq).length; }
 
 std::span<const int32_t> PagedKvCache::blocks(int32_t seq) const { return Seq(seq).blocks; }
 
-uint8_t* PagedKvCache::BlockData(int32_t block, int64_t layer, bool value) const {
+size_t PagedKvCache::RowsOffset(int32_t block, int64_t layer, bool value) const {
   const size_t rows = static_cast<size_t>(shape_.block_tokens) * row_bytes_;
-  return data_.get() + static_cast<size_t>(block) * block_bytes_ +
-         (static_cast<size_t>(layer) * 2 + value) * rows;
+  return static_cast<size_t>(block) * block_bytes_ + (static_cast<size_t>(layer) * 2 + value) * rows;
 }
 
 int32_t PagedKvCache::NewSequenceId() {
@@ -183,14 +185,15 @@ int32_t PagedKvCache::AllocateBlock() {
   return block;
 }
 
+PagedKvCache::PagedKvCache(PagedKvCache&&) noexcept = default;
+PagedKvCache& PagedKvCache::operator=(PagedKvCache&&) noexcept = default;
+
 PagedKvCache::~PagedKvCache() {
-  if (scrub_ && data_ != nullptr) {
-    std::memset(data_.get(), 0, static_cast<size_t>(pool_.total()) * block_bytes_);
-  }
+  if (scrub_ && memory_ != nullptr) memory_->Zero(0, static_cast<size_t>(pool_.total()) * block_bytes_);
 }
 
 void PagedKvCache::Scrub(int32_t block) {
-  std::memset(data_.get() + static_cast<size_t>(block) * block_bytes_, 0, block_bytes_);
+  memory_->Zero(static_cast<size_t>(block) * block_bytes_, block_bytes_);
 }
 
 void PagedKvCache::Release(int32_t block) {
@@ -235,7 +238,7 @@ absl::Status PagedKvCache::Reserve(int32_t seq, int64_t new_length) {
     const size_t bytes = static_cast<size_t>(s.length % shape_.block_tokens) * row_bytes_;
     for (int64_t l = 0; l < shape_.n_layer; ++l) {
       for (bool value : {false, true}) {
-        std::memcpy(BlockData(own, l, value), BlockData(shared, l, value), bytes);
+        memory_->CopyWithin(RowsOffset(own, l, value), RowsOffset(shared, l, value), bytes);
       }
     }
     Release(shared);
@@ -390,7 +393,7 @@ KvLayer PagedKvCache::Layer(int64_t layer) const {
   SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer);
   const size_t rows = static_cast<size_t>(shape_.block_tokens) * row_bytes_;
   KvLayer l;
-  l.base = data_.get();
+  l.base = memory_->data();
   l.block_stride = block_bytes_;
   l.k_offset = static_cast<size_t>(layer) * 2 * rows;
   l.v_offset = l.k_offset + rows;

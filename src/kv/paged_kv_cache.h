@@ -43,6 +43,9 @@
 
 namespace swiftlet {
 
+class Backend;       // kernels/backend.h
+class DeviceBuffer;  // kernels/backend.h
+
 struct PagedKvShape {
   int64_t n_layer = 0;
   int64_t kv_dim = 0;          // n_head_kv * head_dim
@@ -60,17 +63,18 @@ class PagedKvCache final : public KvStore {
   // How many blocks of `shape` fit in `bytes` (shape.n_blocks is ignored).
   static int64_t BlocksForBytes(const PagedKvShape& shape, uint64_t bytes);
 
-  // Allocates every block up front. InvalidArgument for a bad shape or an
-  // unsupported type (Q8_0 and other quantized types are not read by
-  // attention yet); ResourceExhausted, naming the bytes, when the cache is
-  // over `max_bytes` or the allocation fails.
-  static absl::StatusOr<PagedKvCache> Create(const PagedKvShape& shape, uint64_t max_bytes);
+  // Allocates every block up front, in `device`'s memory (host memory when
+  // null: the CPU backend's). InvalidArgument for a bad shape or an
+  // unsupported type; ResourceExhausted, naming the bytes, when the cache
+  // is over `max_bytes` or the allocation fails.
+  static absl::StatusOr<PagedKvCache> Create(const PagedKvShape& shape, uint64_t max_bytes,
+                                             Backend* device = nullptr);
 
   // With scrub on, zeroes every block before the memory goes back (a
   // model's unload).
   ~PagedKvCache();
-  PagedKvCache(PagedKvCache&&) = default;
-  PagedKvCache& operator=(PagedKvCache&&) = default;
+  PagedKvCache(PagedKvCache&&) noexcept;
+  PagedKvCache& operator=(PagedKvCache&&) noexcept;
 
   const PagedKvShape& shape() const { return shape_; }
 
@@ -162,9 +166,6 @@ class PagedKvCache final : public KvStore {
   TensorType type() const override { return shape_.type; }
 
  private:
-  struct AlignedFree {
-    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
   struct Sequence {
     bool live = false;
     int64_t length = 0;
@@ -178,10 +179,11 @@ class PagedKvCache final : public KvStore {
     bool chain_broken = false;  // After a hash collision: register no more.
   };
 
-  PagedKvCache(const PagedKvShape& shape, uint64_t block_bytes, uint8_t* data);
+  PagedKvCache(const PagedKvShape& shape, uint64_t block_bytes, std::unique_ptr<DeviceBuffer> memory);
   const Sequence& Seq(int32_t seq) const;
   absl::Status CheckExists(int32_t seq) const;
-  uint8_t* BlockData(int32_t block, int64_t layer, bool value) const;
+  // Offset in memory_ of block `block`'s rows of `layer`, K or V.
+  size_t RowsOffset(int32_t block, int64_t layer, bool value) const;
   int32_t AllocateBlock();
   void DropStale(int32_t block);
   int32_t NewSequenceId();
@@ -193,7 +195,8 @@ class PagedKvCache final : public KvStore {
   // Unref, scrubbing a block that went back to the free list.
   void Release(int32_t block);
   size_t row_bytes_ = 0;
-  std::unique_ptr<uint8_t[], AlignedFree> data_;
+  // The blocks, in the memory of the backend that computes with them.
+  std::unique_ptr<DeviceBuffer> memory_;
   BlockPool pool_;
   PrefixCache prefix_;
   std::vector<Sequence> seqs_;

@@ -23,4 +23,6 @@ ForwardContext::ForwardContext(ComputePool& shared_pool) : state_(std::make_uniq
 
 int ForwardContext::threads() const { return state_->threads; }
 
+Backend& ForwardContext::backend() { return *state_->backend; }
+
 }  // namespace swiftlet

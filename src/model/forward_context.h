@@ -11,6 +11,7 @@
 
 namespace swiftlet {
 
+class Backend;      // kernels/backend.h
 class ComputePool;  // core/thread_pool.h
 
 class ForwardContext {
@@ -26,6 +27,9 @@ class ForwardContext {
   ForwardContext& operator=(ForwardContext&&) noexcept;
 
   int threads() const;
+  // The backend forwards run on: a KV cache for them is made in its memory
+  // (kv/paged_kv_cache.h).
+  Backend& backend();
 
   // The backend and scratch (model/forward_state.h), for Model::Forward.
   struct State;

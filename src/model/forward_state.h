@@ -29,7 +29,7 @@ class DeviceArray {
     }
     return absl::OkStatus();
   }
-  T* data() { return static_cast<T*>(buffer_->data()); }
+  T* data() { return reinterpret_cast<T*>(buffer_->data()); }
 
  private:
   std::unique_ptr<DeviceBuffer> buffer_;

@@ -352,12 +352,21 @@ TEST(CpuBackendTest, MemoryBiasAndGatherOps) {
   EXPECT_GE(buffer->bytes(), 1000u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer->data()) % 64, 0u);
   EXPECT_NE(backend->Allocate(0), nullptr);  // An empty step's arrays.
+  for (size_t i = 0; i < 1000; ++i) buffer->data()[i] = static_cast<uint8_t>(i * 7);
+  buffer->CopyWithin(600, 100, 300);
+  buffer->Zero(10, 20);
+  for (size_t i = 0; i < 1000; ++i) {
+    const uint8_t want = i >= 10 && i < 30    ? 0
+                         : i >= 600 && i < 900 ? static_cast<uint8_t>((i - 500) * 7)
+                                               : static_cast<uint8_t>(i * 7);
+    ASSERT_EQ(buffer->data()[i], want) << i;
+  }
 
   const int64_t n = 2048, rows = 9;
   const std::vector<float> x = Gaussian(n * rows, 51), bias = Gaussian(n, 52);
   std::unique_ptr<DeviceBuffer> dev = backend->Allocate(x.size() * sizeof(float));
   backend->Upload(dev->data(), x.data(), x.size() * sizeof(float));
-  float* y = static_cast<float*>(dev->data());
+  float* y = reinterpret_cast<float*>(dev->data());
   backend->AddBias(y, bias.data(), n, rows);
   std::vector<float> back(x.size());
   backend->Download(back.data(), y, back.size() * sizeof(float));
