@@ -60,6 +60,19 @@ struct WeightView {
   Device device = Device::kCpu;
 };
 
+// A weight made ready for one backend's kernels at load
+// (Backend::PrepareWeight).
+class ResidentWeight {
+ public:
+  virtual ~ResidentWeight() = default;
+  // What MatMul and GetRows are given. Where view().data is not the file's
+  // bytes, the file's rows before view().tail (all of them when tail is
+  // null) are no longer read.
+  virtual const WeightView& view() const = 0;
+  // Bytes of the copy made (0 when the file's bytes are read in place).
+  virtual size_t bytes() const = 0;
+};
+
 // Where one layer's keys and values live in a KV cache held in the
 // backend's memory. The cache is a pool of blocks of block_rows positions
 // each; in block b, this layer's K rows start at
@@ -148,6 +161,18 @@ class Backend {
   // after every op called before them.
   virtual void Upload(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void Download(void* host_dst, const void* src, size_t bytes) = 0;
+
+  // `w` (layout kRows: the file's bytes in host memory, mapped) made ready
+  // for this backend's kernels, once at load: for MatMul, or for GetRows
+  // (an embedding table, kept in rows). The CPU backend repacks matmul
+  // weights of the types its ISA has a packed kernel for
+  // (kernels/packed_weights.h) and reads the rest in place; a device
+  // backend copies to its memory, in its own layout. `threads` share the
+  // work. Null only when a copy the backend cannot do without fails for
+  // lack of memory.
+  enum class WeightUse { kMatMul, kLookup };
+  virtual std::unique_ptr<ResidentWeight> PrepareWeight(const WeightView& w, WeightUse use,
+                                                        int threads) = 0;
 
   // --- Ops ---------------------------------------------------------------
 

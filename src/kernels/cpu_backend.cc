@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <new>
 #include <memory>
+#include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -44,6 +45,27 @@ constexpr int64_t kMinBatchRowsPerTask = 48;
 constexpr int64_t kMaxBatchRowsPerTask = 192;
 constexpr int64_t kTasksPerThread = 4;
 
+// The file's rows, read where they are mapped.
+class InPlaceWeight final : public ResidentWeight {
+ public:
+  explicit InPlaceWeight(const WeightView& w) : view_(w) {}
+  const WeightView& view() const override { return view_; }
+  size_t bytes() const override { return 0; }
+
+ private:
+  WeightView view_;
+};
+
+class RepackedWeight final : public ResidentWeight {
+ public:
+  explicit RepackedWeight(std::unique_ptr<PackedWeight> packed) : packed_(std::move(packed)) {}
+  const WeightView& view() const override { return packed_->view(); }
+  size_t bytes() const override { return packed_->bytes(); }
+
+ private:
+  std::unique_ptr<PackedWeight> packed_;
+};
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads)
@@ -52,6 +74,17 @@ class CpuBackend final : public Backend {
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override { return AllocateHostBuffer(bytes); }
   bool SharesHostMemory() const override { return true; }
+
+  std::unique_ptr<ResidentWeight> PrepareWeight(const WeightView& w, WeightUse use,
+                                                int threads) override {
+    // A table, a type without a packed kernel, or a copy without memory:
+    // the file's layout serves, read in place by GetRows and the row
+    // kernels.
+    if (use == WeightUse::kLookup) return std::make_unique<InPlaceWeight>(w);
+    std::unique_ptr<PackedWeight> packed = PackWeight(w, ChosenKernelIsa(), threads);
+    if (packed == nullptr) return std::make_unique<InPlaceWeight>(w);
+    return std::make_unique<RepackedWeight>(std::move(packed));
+  }
   // Callers skip a copy onto itself (SharesHostMemory), so these copy only
   // between distinct buffers.
   void Upload(void* dst, const void* host_src, size_t bytes) override {

@@ -9,7 +9,6 @@
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
 #include "kernels/dequantize.h"
-#include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
 #include "kv/kv_row.h"
 #include "kv/kv_store.h"
@@ -22,7 +21,7 @@ namespace {
 
 class Binder {
  public:
-  explicit Binder(const GgufFile& f) : f_(f) {}
+  Binder(const GgufFile& f, Backend& device) : f_(f), device_(device) {}
 
   absl::StatusOr<WeightView> Matrix(const std::string& name) const {
     const GgufTensor* t = f_.FindTensor(name);
@@ -41,7 +40,24 @@ class Binder {
     return w;
   }
 
-  absl::StatusOr<std::vector<float>> Vector(const std::string& name) const {
+  // A vector in the device's memory.
+  absl::StatusOr<DeviceVector> Vector(const std::string& name) const {
+    SWIFTLET_ASSIGN_OR_RETURN(std::vector<float> v, HostVector(name));
+    return ToDevice(v);
+  }
+
+  absl::StatusOr<DeviceVector> ToDevice(const std::vector<float>& v) const {
+    const size_t bytes = v.size() * sizeof(float);
+    std::unique_ptr<DeviceBuffer> buffer = device_.Allocate(bytes);
+    if (buffer == nullptr) {
+      return absl::ResourceExhaustedError(
+          StrCat(f_.name(), ": the compute device is out of memory for the weights"));
+    }
+    if (bytes > 0) device_.Upload(buffer->data(), v.data(), bytes);
+    return DeviceVector(std::move(buffer), static_cast<int64_t>(v.size()));
+  }
+
+  absl::StatusOr<std::vector<float>> HostVector(const std::string& name) const {
     const GgufTensor* t = f_.FindTensor(name);
     if (t == nullptr) return Missing(name);
     if (!CanDequantize(t->type)) {
@@ -58,6 +74,7 @@ class Binder {
     return absl::InvalidArgumentError(StrCat(f_.name(), ": tensor '", name, "' is missing"));
   }
   const GgufFile& f_;
+  Backend& device_;
 };
 
 }  // namespace
@@ -91,8 +108,8 @@ std::vector<float> Llama3FreqFactors(const ModelConfig& c) {
 
 namespace {
 
-absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c) {
-  Binder bind(f);
+absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c, Backend& device) {
+  Binder bind(f, device);
   ModelWeights w;
   SWIFTLET_ASSIGN_OR_RETURN(w.token_embd, bind.Matrix("token_embd.weight"));
   SWIFTLET_ASSIGN_OR_RETURN(w.output_norm, bind.Vector("output_norm.weight"));
@@ -101,21 +118,25 @@ absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c
   } else {
     SWIFTLET_ASSIGN_OR_RETURN(w.output, bind.Matrix("output.weight"));
   }
+  std::vector<float> rope_factors;
   if (f.FindTensor("rope_freqs.weight") != nullptr) {
-    SWIFTLET_ASSIGN_OR_RETURN(w.rope_freq_factors, bind.Vector("rope_freqs.weight"));
-    if (static_cast<int64_t>(w.rope_freq_factors.size()) != c.rope_dim / 2) {
+    SWIFTLET_ASSIGN_OR_RETURN(rope_factors, bind.HostVector("rope_freqs.weight"));
+    if (static_cast<int64_t>(rope_factors.size()) != c.rope_dim / 2) {
       return absl::InvalidArgumentError(StrCat(f.name(), ": tensor 'rope_freqs.weight' has ",
-                                               w.rope_freq_factors.size(), " values, expected ",
+                                               rope_factors.size(), " values, expected ",
                                                c.rope_dim / 2));
     }
-    for (float v : w.rope_freq_factors) {
+    for (float v : rope_factors) {
       if (!(v > 0) || !std::isfinite(v)) {
         return absl::InvalidArgumentError(
             StrCat(f.name(), ": tensor 'rope_freqs.weight' holds a non-positive factor"));
       }
     }
   } else if (c.rope_scaling == RopeScaling::kLlama3) {
-    w.rope_freq_factors = Llama3FreqFactors(c);
+    rope_factors = Llama3FreqFactors(c);
+  }
+  if (!rope_factors.empty()) {
+    SWIFTLET_ASSIGN_OR_RETURN(w.rope_freq_factors, bind.ToDevice(rope_factors));
   }
   w.layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -153,9 +174,12 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, cons
   SWIFTLET_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
   SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
-  SWIFTLET_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(*m->file_, m->config_));
+  // The weights go where forwards will run: the CPU backend's memory (the
+  // weights outlive this loader; DeviceBuffer's contract).
+  std::unique_ptr<Backend> device = MakeCpuBackend(1);
+  SWIFTLET_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(*m->file_, m->config_, *device));
   m->weights_ = std::make_unique<ModelWeights>(std::move(weights));
-  m->PackMatrices(progress);
+  SWIFTLET_RETURN_IF_ERROR(m->PrepareMatrices(*device, progress));
   return m;
 }
 
@@ -168,35 +192,44 @@ std::vector<TensorInfo> Model::Tensors() const {
 
 uint64_t Model::PackedBytes() const {
   uint64_t bytes = 0;
-  for (const auto& p : weights_->packed) bytes += p->bytes();
+  for (const auto& r : weights_->resident) bytes += r->bytes();
   return bytes;
 }
 
-void Model::PackMatrices(const LoadProgressFn& progress) {
-  const KernelIsa isa = ChosenKernelIsa();
+absl::Status Model::PrepareMatrices(Backend& device, const LoadProgressFn& progress) {
   const int threads = PhysicalCores();
-  const int64_t total = static_cast<int64_t>(weights_->layers.size()) * 7 + 1;
+  const int64_t total = static_cast<int64_t>(weights_->layers.size()) * 7 + 2;
   int64_t done = 0;
-  auto pack = [&](WeightView& w) {
+  auto prepare = [&](WeightView& w, Backend::WeightUse use) {
     if (progress) progress(done, total);
     ++done;
-    std::unique_ptr<PackedWeight> p = PackWeight(w, isa, threads);
-    if (p == nullptr) return;
-    // The packed copy replaces the file's bytes (except a tail it keeps
-    // reading), so their pages need not stay resident.
-    if (w.data != weights_->token_embd.data) {
-      file_->DropPages(w.data, static_cast<size_t>(w.n_out / kPackRows * kPackRows) * w.row_bytes);
+    std::unique_ptr<ResidentWeight> r = device.PrepareWeight(w, use, threads);
+    if (r == nullptr) {
+      return absl::ResourceExhaustedError(
+          StrCat(file_->name(), ": the compute device is out of memory for the weights"));
     }
-    w = p->view();
-    weights_->packed.push_back(std::move(p));
+    const WeightView& v = r->view();
+    // A copy replaces the file's bytes (except a tail it keeps reading), so
+    // their pages need not stay resident; the embedding table's stay while
+    // any view reads them in place.
+    if (v.data != w.data && w.data != weights_->token_embd.data) {
+      const uint8_t* kept = v.tail != nullptr ? v.tail : w.data + static_cast<size_t>(w.n_out) * w.row_bytes;
+      file_->DropPages(w.data, static_cast<size_t>(kept - w.data));
+    }
+    w = v;
+    weights_->resident.push_back(std::move(r));
+    return absl::OkStatus();
   };
   for (LayerWeights& l : weights_->layers) {
-    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*w);
+    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      SWIFTLET_RETURN_IF_ERROR(prepare(*w, Backend::WeightUse::kMatMul));
+    }
   }
-  // The embedding table keeps the file's rows for GetRows; a tied head gets
-  // a packed copy of its own.
-  pack(weights_->output);
+  // A tied head gets a matmul copy of its own; the table its lookup one.
+  SWIFTLET_RETURN_IF_ERROR(prepare(weights_->output, Backend::WeightUse::kMatMul));
+  SWIFTLET_RETURN_IF_ERROR(prepare(weights_->token_embd, Backend::WeightUse::kLookup));
   if (progress) progress(done, total);
+  return absl::OkStatus();
 }
 
 absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& context,

@@ -22,6 +22,7 @@
 
 namespace swiftlet {
 
+class Backend;      // kernels/backend.h
 class GgufFile;     // gguf/gguf_file.h
 class KvStore;      // kv/kv_store.h
 struct ModelWeights;  // model/model_weights.h (private)
@@ -67,9 +68,10 @@ class Model {
 
  private:
   Model();
-  // Repacks every matrix whose type has a faster layout on this CPU
-  // (kernels/packed_weights.h); the views then point at the packed copies.
-  void PackMatrices(const LoadProgressFn& progress);
+  // Makes every matrix ready for `device` (Backend::PrepareWeight: on the
+  // CPU, repacked where its ISA has a faster layout); the views then point
+  // at what it made.
+  absl::Status PrepareMatrices(Backend& device, const LoadProgressFn& progress);
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
