@@ -50,7 +50,8 @@ function(swiftlet_library folder)
     file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${inc}/${folder} SYMBOLIC)
   endif()
   target_include_directories(swiftlet_${folder} PUBLIC ${inc})
-  target_compile_options(swiftlet_${folder} PRIVATE ${SWIFTLET_WARNINGS})
+  # nvcc takes its own flags: the warnings are for C++ sources.
+  target_compile_options(swiftlet_${folder} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${SWIFTLET_WARNINGS}>")
   target_link_libraries(swiftlet_${folder} PRIVATE ${deps} ${ARG_EXTERNAL} PUBLIC ${ARG_PUBLIC_EXTERNAL})
 endfunction()
 

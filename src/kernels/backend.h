@@ -12,13 +12,14 @@
 #include <memory>
 #include <span>
 
+#include "core/status.h"
 #include "core/tensor_type.h"
 
 namespace swiftlet {
 
 class ComputePool;  // core/thread_pool.h
 
-enum class Device { kCpu };
+enum class Device { kCpu, kCuda };
 
 // Memory a backend allocated on its device (Backend::Allocate); freed with
 // the object, which may outlive the backend that made it. It carries the copies within itself that a paged KV cache
@@ -168,11 +169,12 @@ class Backend {
   // weights of the types its ISA has a packed kernel for
   // (kernels/packed_weights.h) and reads the rest in place; a device
   // backend copies to its memory, in its own layout. `threads` share the
-  // work. Null only when a copy the backend cannot do without fails for
-  // lack of memory.
+  // work. Errors: a type the backend cannot compute with, or no memory for
+  // a copy it cannot do without.
   enum class WeightUse { kMatMul, kLookup };
-  virtual std::unique_ptr<ResidentWeight> PrepareWeight(const WeightView& w, WeightUse use,
-                                                        int threads) = 0;
+  virtual absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w,
+                                                                        WeightUse use,
+                                                                        int threads) = 0;
 
   // --- Ops ---------------------------------------------------------------
 

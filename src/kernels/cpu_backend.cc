@@ -75,8 +75,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override { return AllocateHostBuffer(bytes); }
   bool SharesHostMemory() const override { return true; }
 
-  std::unique_ptr<ResidentWeight> PrepareWeight(const WeightView& w, WeightUse use,
-                                                int threads) override {
+  absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse use,
+                                                                int threads) override {
     // A table, a type without a packed kernel, or a copy without memory:
     // the file's layout serves, read in place by GetRows and the row
     // kernels.

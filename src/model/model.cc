@@ -203,12 +203,9 @@ absl::Status Model::PrepareMatrices(Backend& device, const LoadProgressFn& progr
   auto prepare = [&](WeightView& w, Backend::WeightUse use) {
     if (progress) progress(done, total);
     ++done;
-    std::unique_ptr<ResidentWeight> r = device.PrepareWeight(w, use, threads);
-    if (r == nullptr) {
-      return absl::ResourceExhaustedError(
-          StrCat(file_->name(), ": the compute device is out of memory for the weights"));
-    }
-    const WeightView& v = r->view();
+    absl::StatusOr<std::unique_ptr<ResidentWeight>> r = device.PrepareWeight(w, use, threads);
+    if (!r.ok()) return absl::Status(r.status().code(), StrCat(file_->name(), ": ", r.status().message()));
+    const WeightView& v = (*r)->view();
     // A copy replaces the file's bytes (except a tail it keeps reading), so
     // their pages need not stay resident; the embedding table's stay while
     // any view reads them in place.
@@ -217,7 +214,7 @@ absl::Status Model::PrepareMatrices(Backend& device, const LoadProgressFn& progr
       file_->DropPages(w.data, static_cast<size_t>(kept - w.data));
     }
     w = v;
-    weights_->resident.push_back(std::move(r));
+    weights_->resident.push_back(std::move(*r));
     return absl::OkStatus();
   };
   for (LayerWeights& l : weights_->layers) {

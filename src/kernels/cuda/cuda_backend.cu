@@ -1,0 +1,451 @@
+// The CUDA backend (cuda_backend.h). Everything runs on the legacy default
+// stream, so every op, copy and buffer operation is ordered after the ones
+// called before it, as backend.h promises; Download waits for them.
+//
+// Kernels are the plain form of each op: one warp per (batch row, output
+// row) for matmuls, one warp per (batch row, head) for attention, one block
+// per row for RMSNorm. Each reduces in a fixed order that does not depend on
+// the batch, so a row's result is the same in any batch.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "core/check.h"
+#include "core/str_cat.h"
+#include "kernels/quant_blocks.h"
+
+namespace swiftlet {
+namespace {
+
+constexpr int kWarp = 32;
+// Attention: at most this many head dimensions per lane (head_dim <= 256).
+constexpr int kMaxDimsPerLane = 8;
+
+// Aborts with CUDA's message: a failed launch or copy on a working device is
+// a bug or a lost device, not an input error.
+void Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    const std::string message = StrCat("CUDA ", what, ": ", cudaGetErrorString(e));
+    internal::CheckFailed(__FILE__, __LINE__, message.c_str());
+  }
+}
+
+void CheckLaunch(const char* kernel) { Check(cudaGetLastError(), kernel); }
+
+int Blocks(int64_t n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
+
+__device__ float Half(uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
+__device__ float Bf16(uint16_t bits) { return __uint_as_float(static_cast<uint32_t>(bits) << 16); }
+
+__device__ float WarpSum(float v) {
+  // A butterfly: every lane ends with the same sum, in the same order
+  // whatever the batch.
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Element i of a row of `type` (F32, F16, BF16, Q8_0, Q4_0).
+__device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
+  switch (type) {
+    case TensorType::kF16: return Half(reinterpret_cast<const uint16_t*>(row)[i]);
+    case TensorType::kBF16: return Bf16(reinterpret_cast<const uint16_t*>(row)[i]);
+    case TensorType::kQ8_0: {
+      const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(row)[i / BlockQ8_0::kElems];
+      return Half(b.d) * static_cast<float>(b.qs[i % BlockQ8_0::kElems]);
+    }
+    case TensorType::kQ4_0: {
+      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(row)[i / BlockQ4_0::kElems];
+      const int j = static_cast<int>(i % BlockQ4_0::kElems);
+      const int half = BlockQ4_0::kElems / 2;
+      const int q = j < half ? (b.qs[j] & 0x0f) : (b.qs[j - half] >> 4);
+      return Half(b.d) * static_cast<float>(q - 8);
+    }
+    default: return reinterpret_cast<const float*>(row)[i];
+  }
+}
+
+// y[t * n_out + o] = W[o] · x[t]: one warp per (t, o), lanes striding over
+// n_in, then a butterfly sum.
+__global__ void MatMulKernel(TensorType type, const uint8_t* w, size_t row_bytes, int64_t n_in,
+                             int64_t n_out, const float* x, int64_t n_rows, float* y) {
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (warp >= n_out * n_rows) return;
+  const int64_t t = warp / n_out, o = warp % n_out;
+  const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
+  const float* xt = x + t * n_in;
+  float sum = 0;
+  for (int64_t i = lane; i < n_in; i += kWarp) sum += Element(type, row, i) * xt[i];
+  sum = WarpSum(sum);
+  if (lane == 0) y[t * n_out + o] = sum;
+}
+
+__global__ void GetRowsKernel(TensorType type, const uint8_t* table, size_t row_bytes, int64_t n_in,
+                              const int32_t* ids, int64_t n, float* out) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * n_in) return;
+  const int64_t t = i / n_in, e = i % n_in;
+  out[i] = Element(type, table + static_cast<size_t>(ids[t]) * row_bytes, e);
+}
+
+// One block per row: the sum of squares in a fixed tree order.
+__global__ void RmsNormKernel(const float* x, const float* weight, int64_t n, float eps, float* y) {
+  extern __shared__ float partial[];
+  const float* row = x + static_cast<int64_t>(blockIdx.x) * n;
+  float* out = y + static_cast<int64_t>(blockIdx.x) * n;
+  float ss = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += row[i] * row[i];
+  partial[threadIdx.x] = ss;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float scale = 1.0f / sqrtf(partial[0] / static_cast<float>(n) + eps);
+  // x and y may be the same rows: every thread has read its elements'
+  // squares before the barrier above, and each writes only the elements it
+  // reads here.
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) out[i] = row[i] * scale * weight[i];
+}
+
+// One thread per (row, head, rotated pair); angles in double, as the CPU
+// computes them.
+__global__ void RopeKernel(float* x, int64_t n_rows, const int32_t* positions, RopeShape s) {
+  const int64_t half = s.rope_dim / 2;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n_rows * s.n_head * half) return;
+  const int64_t t = i / (s.n_head * half), h = (i / half) % s.n_head, p = i % half;
+  double theta = static_cast<double>(positions[t]) * s.position_scale *
+                 pow(static_cast<double>(s.freq_base), -2.0 * static_cast<double>(p) / static_cast<double>(s.rope_dim));
+  if (s.freq_factors != nullptr) theta /= s.freq_factors[p];
+  const float c = static_cast<float>(cos(theta)), sn = static_cast<float>(sin(theta));
+  float* head = x + (t * s.n_head + h) * s.head_dim;
+  const int64_t a = s.neox ? p : 2 * p, b = s.neox ? p + half : 2 * p + 1;
+  const float xa = head[a], xb = head[b];
+  head[a] = xa * c - xb * sn;
+  head[b] = xa * sn + xb * c;
+}
+
+__device__ uint8_t* KvRow(const KvBatch& kv, int64_t t, int64_t j, size_t offset) {
+  const KvLayer& l = kv.layer;
+  const int32_t block = kv.tables[kv.table_start[t] + j / l.block_rows];
+  return l.base + static_cast<size_t>(block) * l.block_stride + offset +
+         static_cast<size_t>(j % l.block_rows) * l.row_bytes;
+}
+
+// F32 and F16 rows: one thread per element.
+__global__ void StoreKvFloatKernel(const float* k, const float* v, int64_t n_rows, const int32_t* positions,
+                                   KvBatch kv, int64_t kv_dim) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n_rows * kv_dim) return;
+  const int64_t t = i / kv_dim, e = i % kv_dim;
+  uint8_t* krow = KvRow(kv, t, positions[t], kv.layer.k_offset);
+  uint8_t* vrow = KvRow(kv, t, positions[t], kv.layer.v_offset);
+  if (kv.layer.type == TensorType::kF16) {
+    reinterpret_cast<__half*>(krow)[e] = __float2half_rn(k[i]);
+    reinterpret_cast<__half*>(vrow)[e] = __float2half_rn(v[i]);
+  } else {
+    reinterpret_cast<float*>(krow)[e] = k[i];
+    reinterpret_cast<float*>(vrow)[e] = v[i];
+  }
+}
+
+// Q8_0 rows: one warp per (row, block of 32), K and V alike, quantized as
+// QuantizeRowQ8_0 does (scale amax / 127, round to nearest).
+__global__ void StoreKvQ8Kernel(const float* k, const float* v, int64_t n_rows, const int32_t* positions,
+                                KvBatch kv, int64_t kv_dim) {
+  const int64_t blocks = kv_dim / BlockQ8_0::kElems;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (warp >= n_rows * blocks * 2) return;
+  const bool value = warp % 2 == 1;
+  const int64_t t = warp / 2 / blocks, b = warp / 2 % blocks;
+  const float x = (value ? v : k)[t * kv_dim + b * BlockQ8_0::kElems + lane];
+  float amax = fabsf(x);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+  }
+  const float d = amax / 127.0f;
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  BlockQ8_0* row = reinterpret_cast<BlockQ8_0*>(
+      KvRow(kv, t, positions[t], value ? kv.layer.v_offset : kv.layer.k_offset));
+  row[b].qs[lane] = static_cast<int8_t>(fminf(fmaxf(rintf(x * id), -127.0f), 127.0f));
+  if (lane == 0) row[b].d = __half_as_ushort(__float2half_rn(d));
+}
+
+// Element e of head kvh of a cache row of `type`.
+__device__ float KvElement(TensorType type, const uint8_t* row, int64_t head_dim, int64_t kvh, int64_t e) {
+  return Element(type, row, kvh * head_dim + e);
+}
+
+// One warp per (row t, query head h): keys 0..positions[t] in order with an
+// online softmax; each lane holds head_dim / 32 output dimensions.
+__global__ void AttentionKernel(const float* q, int64_t n_rows, const int32_t* positions, KvBatch kv,
+                                AttentionShape s, float* out) {
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (warp >= n_rows * s.n_head) return;
+  const int64_t t = warp / s.n_head, h = warp % s.n_head;
+  const int64_t kvh = h / (s.n_head / s.n_head_kv);
+  const float* qh = q + (t * s.n_head + h) * s.head_dim;
+  const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
+  float qv[kMaxDimsPerLane], acc[kMaxDimsPerLane];
+  for (int d = 0; d < dims; ++d) {
+    const int64_t e = lane + d * kWarp;
+    qv[d] = e < s.head_dim ? qh[e] : 0.0f;
+    acc[d] = 0;
+  }
+  float max = -INFINITY, sum = 0;
+  const TensorType type = kv.layer.type;
+  for (int64_t j = 0; j <= positions[t]; ++j) {
+    const uint8_t* krow = KvRow(kv, t, j, kv.layer.k_offset);
+    float dot = 0;
+    for (int d = 0; d < dims; ++d) {
+      const int64_t e = lane + d * kWarp;
+      if (e < s.head_dim) dot += qv[d] * KvElement(type, krow, s.head_dim, kvh, e);
+    }
+    const float score = WarpSum(dot) * s.scale;
+    const float new_max = fmaxf(max, score);
+    const float correction = expf(max - new_max);  // 0 the first time (max = -inf).
+    const float p = expf(score - new_max);
+    sum = sum * correction + p;
+    const uint8_t* vrow = KvRow(kv, t, j, kv.layer.v_offset);
+    for (int d = 0; d < dims; ++d) {
+      const int64_t e = lane + d * kWarp;
+      const float vv = e < s.head_dim ? KvElement(type, vrow, s.head_dim, kvh, e) : 0.0f;
+      acc[d] = acc[d] * correction + p * vv;
+    }
+    max = new_max;
+  }
+  float* o = out + (t * s.n_head + h) * s.head_dim;
+  for (int d = 0; d < dims; ++d) {
+    const int64_t e = lane + d * kWarp;
+    if (e < s.head_dim) o[e] = acc[d] / sum;
+  }
+}
+
+__global__ void SiluMulKernel(float* gate, const float* up, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float g = gate[i];
+  gate[i] = g / (1.0f + expf(-g)) * up[i];
+}
+
+__global__ void AddKernel(float* y, const float* x, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += x[i];
+}
+
+__global__ void AddBiasKernel(float* y, const float* bias, int64_t n, int64_t n_rows) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n * n_rows) y[i] += bias[i % n];
+}
+
+__global__ void GatherRowsKernel(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n * count) out[i] = x[static_cast<int64_t>(rows[i / n]) * n + i % n];
+}
+
+class CudaBuffer final : public DeviceBuffer {
+ public:
+  CudaBuffer(uint8_t* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  ~CudaBuffer() override { cudaFree(data_); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+  uint8_t* data() override { return data_; }
+  size_t bytes() const override { return bytes_; }
+  void CopyWithin(size_t dst, size_t src, size_t bytes) override {
+    SWIFTLET_CHECK(dst + bytes <= bytes_ && src + bytes <= bytes_);
+    Check(cudaMemcpyAsync(data_ + dst, data_ + src, bytes, cudaMemcpyDeviceToDevice), "copy within a buffer");
+  }
+  void Zero(size_t offset, size_t bytes) override {
+    SWIFTLET_CHECK(offset + bytes <= bytes_);
+    Check(cudaMemsetAsync(data_ + offset, 0, bytes), "zero a buffer");
+  }
+
+ private:
+  uint8_t* data_;
+  size_t bytes_;
+};
+
+class CudaWeight final : public ResidentWeight {
+ public:
+  CudaWeight(std::unique_ptr<DeviceBuffer> memory, const WeightView& view)
+      : memory_(std::move(memory)), view_(view) {}
+  const WeightView& view() const override { return view_; }
+  size_t bytes() const override { return memory_->bytes(); }
+
+ private:
+  std::unique_ptr<DeviceBuffer> memory_;
+  WeightView view_;
+};
+
+bool Supported(TensorType t) {
+  return t == TensorType::kF32 || t == TensorType::kF16 || t == TensorType::kBF16 ||
+         t == TensorType::kQ8_0 || t == TensorType::kQ4_0;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {}
+
+  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
+    Check(cudaSetDevice(device_), "select the device");
+    void* p = nullptr;
+    if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+      cudaGetLastError();  // Clear the sticky-free allocation error.
+      return nullptr;
+    }
+    return std::make_unique<CudaBuffer>(static_cast<uint8_t*>(p), bytes);
+  }
+  bool SharesHostMemory() const override { return false; }
+  void Upload(void* dst, const void* host_src, size_t bytes) override {
+    Check(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice), "upload");
+  }
+  void Download(void* host_dst, const void* src, size_t bytes) override {
+    Check(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost), "download");
+  }
+
+  absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse,
+                                                                int) override {
+    if (!Supported(w.type)) {
+      return absl::UnimplementedError(
+          StrCat("the CUDA backend does not compute with ", NameOf(w.type), " weights yet"));
+    }
+    SWIFTLET_CHECK(w.layout == WeightLayout::kRows);
+    const size_t bytes = static_cast<size_t>(w.n_out) * w.row_bytes;
+    std::unique_ptr<DeviceBuffer> memory = Allocate(bytes);
+    if (memory == nullptr) {
+      return absl::ResourceExhaustedError(StrCat("the GPU has no room for a weight of ", bytes, " bytes"));
+    }
+    Upload(memory->data(), w.data, bytes);
+    WeightView view = w;
+    view.data = memory->data();
+    view.device = Device::kCuda;
+    return std::unique_ptr<ResidentWeight>(std::make_unique<CudaWeight>(std::move(memory), view));
+  }
+
+  void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
+    SWIFTLET_CHECK(w.device == Device::kCuda);
+    constexpr int kThreads = 256;
+    MatMulKernel<<<Blocks(w.n_out * n_rows * kWarp, kThreads), kThreads>>>(w.type, w.data, w.row_bytes, w.n_in,
+                                                                           w.n_out, x, n_rows, y);
+    CheckLaunch("MatMul");
+  }
+
+  void MatMuls(std::span<const MatMulJob> jobs, const float* x, int64_t n_rows) override {
+    for (const MatMulJob& job : jobs) MatMul(job.w, x, n_rows, job.y);
+  }
+
+  void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps, float* y) override {
+    if (n_rows == 0) return;
+    constexpr int kThreads = 256;  // A power of two: the tree sum halves it.
+    RmsNormKernel<<<static_cast<unsigned>(n_rows), kThreads, kThreads * sizeof(float)>>>(x, weight, n, eps, y);
+    CheckLaunch("RmsNorm");
+  }
+
+  void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& shape) override {
+    const int64_t n = n_rows * shape.n_head * (shape.rope_dim / 2);
+    if (n == 0) return;
+    RopeKernel<<<Blocks(n, 256), 256>>>(x, n_rows, positions, shape);
+    CheckLaunch("Rope");
+  }
+
+  void StoreKv(const float* k, const float* v, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
+               int64_t kv_dim) override {
+    if (n_rows == 0) return;
+    if (kv.layer.type == TensorType::kQ8_0) {
+      const int64_t threads = n_rows * (kv_dim / BlockQ8_0::kElems) * 2 * kWarp;
+      StoreKvQ8Kernel<<<Blocks(threads, 256), 256>>>(k, v, n_rows, positions, kv, kv_dim);
+    } else {
+      StoreKvFloatKernel<<<Blocks(n_rows * kv_dim, 256), 256>>>(k, v, n_rows, positions, kv, kv_dim);
+    }
+    CheckLaunch("StoreKv");
+  }
+
+  void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
+                 const AttentionShape& shape, float* out) override {
+    SWIFTLET_CHECK(shape.head_dim <= kMaxDimsPerLane * kWarp);
+    if (n_rows == 0) return;
+    AttentionKernel<<<Blocks(n_rows * shape.n_head * kWarp, 128), 128>>>(q, n_rows, positions, kv, shape, out);
+    CheckLaunch("Attention");
+  }
+
+  void SiluMul(float* gate, const float* up, int64_t n) override {
+    if (n == 0) return;
+    SiluMulKernel<<<Blocks(n, 256), 256>>>(gate, up, n);
+    CheckLaunch("SiluMul");
+  }
+
+  void Add(float* y, const float* x, int64_t n) override {
+    if (n == 0) return;
+    AddKernel<<<Blocks(n, 256), 256>>>(y, x, n);
+    CheckLaunch("Add");
+  }
+
+  void AddBias(float* y, const float* bias, int64_t n, int64_t n_rows) override {
+    if (n * n_rows == 0) return;
+    AddBiasKernel<<<Blocks(n * n_rows, 256), 256>>>(y, bias, n, n_rows);
+    CheckLaunch("AddBias");
+  }
+
+  void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) override {
+    if (n * count == 0) return;
+    GatherRowsKernel<<<Blocks(n * count, 256), 256>>>(x, n, rows, count, out);
+    CheckLaunch("GatherRows");
+  }
+
+  void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
+    SWIFTLET_CHECK(table.device == Device::kCuda);
+    if (n == 0) return;
+    GetRowsKernel<<<Blocks(n * table.n_in, 256), 256>>>(table.type, table.data, table.row_bytes, table.n_in, ids,
+                                                         n, out);
+    CheckLaunch("GetRows");
+  }
+
+ private:
+  int device_;
+};
+
+}  // namespace
+
+bool CudaBackendBuilt() { return true; }
+
+std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why) {
+  std::vector<CudaDeviceInfo> out;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    if (why != nullptr) *why = StrCat("CUDA: ", cudaGetErrorString(e));
+    cudaGetLastError();
+    return out;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    out.push_back({i, p.name, static_cast<uint64_t>(p.totalGlobalMem), p.major, p.minor});
+  }
+  if (out.empty() && why != nullptr) *why = "CUDA: no GPU found";
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
+  std::string why;
+  const std::vector<CudaDeviceInfo> devices = ListCudaDevices(&why);
+  if (device < 0 || device >= static_cast<int>(devices.size())) {
+    return absl::FailedPreconditionError(
+        devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
+  }
+  Check(cudaSetDevice(device), "select the device");
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device));
+}
+
+}  // namespace swiftlet

@@ -1,0 +1,40 @@
+// The CUDA backend: the same ops as the CPU backend (kernels/backend.h) on
+// an NVIDIA GPU, with weights, activations and the KV cache in device
+// memory. Built when CMake finds nvcc (SWIFTLET_CUDA=AUTO, the default);
+// without it these functions say so.
+//
+// First version: plain kernels written for correctness, each output row
+// computed from its own input row in a fixed order (batch invariance holds
+// as on the CPU). Activations stay F32 (the CPU quantizes them for
+// quantized weights), so results agree with the CPU's within float
+// rounding, not bit for bit. Matmul weights: F32, F16, BF16, Q8_0, Q4_0.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "kernels/backend.h"
+
+namespace swiftlet {
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  uint64_t memory_bytes = 0;
+  int compute_major = 0, compute_minor = 0;
+};
+
+// Whether this binary was built with the CUDA backend.
+bool CudaBackendBuilt();
+
+// The GPUs the CUDA runtime sees; empty without a driver or a GPU, or in a
+// build without CUDA (`why`, when given, says which).
+std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why = nullptr);
+
+// A backend on GPU `device`; FailedPrecondition naming the reason when
+// there is no such GPU or the build has no CUDA backend.
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device = 0);
+
+}  // namespace swiftlet

@@ -1,0 +1,208 @@
+// The CUDA backend's ops against the math written here (matmuls) and the CPU
+// backend (the rest), on the first GPU. Without a GPU, or in a build without
+// CUDA, the test says so in one skip line.
+//
+// Tolerances: the GPU keeps activations in F32 where the CPU quantizes them
+// for quantized weights, so matmuls are checked against double-precision
+// math on the dequantized weights (relative 1e-5 of the sum of |terms|);
+// element-wise ops and attention against the CPU backend (1e-5 absolute on
+// values of order 1; RoPE's angles are double on both).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/dequantize.h"
+#include "kernels/quantize.h"
+
+namespace swiftlet {
+namespace {
+
+std::vector<float> Gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Host arrays copied to and from the GPU.
+class Gpu {
+ public:
+  explicit Gpu(Backend& be) : be_(be) {}
+  template <typename T>
+  T* Put(const std::vector<T>& host) {
+    buffers_.push_back(be_.Allocate(host.size() * sizeof(T)));
+    EXPECT_NE(buffers_.back(), nullptr);
+    be_.Upload(buffers_.back()->data(), host.data(), host.size() * sizeof(T));
+    return reinterpret_cast<T*>(buffers_.back()->data());
+  }
+  template <typename T>
+  std::vector<T> Get(const T* device, size_t n) {
+    std::vector<T> host(n);
+    be_.Download(host.data(), device, n * sizeof(T));
+    return host;
+  }
+
+ private:
+  Backend& be_;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
+};
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " element " << i;
+}
+
+TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
+  std::string why;
+  if (ListCudaDevices(&why).empty()) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
+  absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Backend& gpu = **made;
+  std::unique_ptr<Backend> cpu = MakeCpuBackend(2);
+  Gpu mem(gpu);
+  EXPECT_FALSE(gpu.SharesHostMemory());
+
+  // Matmuls of every supported type, and GetRows of the same tables.
+  const int64_t n_in = 256, n_out = 40, rows = 3;
+  const std::vector<float> x = Gaussian(n_in * rows, 1);
+  const std::vector<float> wf = Gaussian(n_in * n_out, 2);
+  float* dx = mem.Put(x);
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+    SCOPED_TRACE(NameOf(t));
+    uint64_t row_bytes = 0;
+    ASSERT_TRUE(RowBytes(t, n_in, &row_bytes));
+    std::vector<uint8_t> w(row_bytes * n_out);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(t, &wf[o * n_in], &w[o * row_bytes], n_in);
+    const WeightView file{t, n_in, n_out, w.data(), row_bytes};
+    auto resident = gpu.PrepareWeight(file, Backend::WeightUse::kMatMul, 1);
+    ASSERT_TRUE(resident.ok()) << resident.status();
+    std::vector<float> y(rows * n_out);
+    float* dy = mem.Put(y);
+    gpu.MatMul((*resident)->view(), dx, rows, dy);
+    y = mem.Get(dy, y.size());
+    std::vector<float> wr(n_in);
+    for (int64_t o = 0; o < n_out; ++o) {
+      DequantizeRow(t, &w[o * row_bytes], wr.data(), n_in);
+      for (int64_t r = 0; r < rows; ++r) {
+        double want = 0, mag = 0;
+        for (int64_t i = 0; i < n_in; ++i) {
+          want += double(wr[i]) * x[r * n_in + i];
+          mag += std::fabs(double(wr[i]) * x[r * n_in + i]);
+        }
+        ASSERT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
+      }
+    }
+    const std::vector<int32_t> ids = {5, 0, 39, 5};
+    std::vector<float> got(ids.size() * n_in), want(got.size());
+    float* dgot = mem.Put(got);
+    gpu.GetRows((*resident)->view(), mem.Put(ids), static_cast<int64_t>(ids.size()), dgot);
+    cpu->GetRows(file, ids.data(), static_cast<int64_t>(ids.size()), want.data());
+    ExpectNear(mem.Get(dgot, got.size()), want, 0, "GetRows");
+  }
+  EXPECT_FALSE(gpu.PrepareWeight({TensorType::kQ6_K, 256, 16, nullptr, 210}, Backend::WeightUse::kMatMul, 1).ok());
+
+  // Row ops.
+  const int64_t n = 576, count = 5;
+  const std::vector<float> a = Gaussian(n * count, 3), b = Gaussian(n * count, 4), w = Gaussian(n, 5);
+  std::vector<float> want(a.size());
+  float* da = mem.Put(a);
+  float* dw = mem.Put(w);
+  float* dout = mem.Put(want);
+  gpu.RmsNorm(da, dw, n, count, 1e-5f, dout);
+  cpu->RmsNorm(a.data(), w.data(), n, count, 1e-5f, want.data());
+  ExpectNear(mem.Get(dout, want.size()), want, 1e-5f, "RmsNorm");
+
+  std::vector<float> g = a;
+  float* dg = mem.Put(g);
+  gpu.SiluMul(dg, mem.Put(b), n * count);
+  cpu->SiluMul(g.data(), b.data(), n * count);
+  ExpectNear(mem.Get(dg, g.size()), g, 1e-5f, "SiluMul");
+
+  std::vector<float> sum = a;
+  float* dsum = mem.Put(sum);
+  gpu.Add(dsum, mem.Put(b), n * count);
+  gpu.AddBias(dsum, dw, n, count);
+  cpu->Add(sum.data(), b.data(), n * count);
+  cpu->AddBias(sum.data(), w.data(), n, count);
+  ExpectNear(mem.Get(dsum, sum.size()), sum, 1e-6f, "Add and AddBias");
+
+  const std::vector<int32_t> pick = {4, 0, 4};
+  std::vector<float> gathered(pick.size() * n);
+  float* dgathered = mem.Put(gathered);
+  gpu.GatherRows(da, n, mem.Put(pick), 3, dgathered);
+  cpu->GatherRows(a.data(), n, pick.data(), 3, gathered.data());
+  ExpectNear(mem.Get(dgathered, gathered.size()), gathered, 0, "GatherRows");
+
+  const std::vector<float> factors = {1, 1.5f, 2, 4, 8, 1, 1, 3};
+  for (bool neox : {false, true}) {
+    RopeShape s{4, 16, 16, neox, 10000.0f, 0.5f, nullptr};
+    std::vector<float> rot = Gaussian(3 * 4 * 16, 6);
+    const std::vector<int32_t> pos = {0, 17, 4095};
+    float* drot = mem.Put(rot);
+    RopeShape gs = s;
+    gs.freq_factors = mem.Put(factors);
+    s.freq_factors = factors.data();
+    gpu.Rope(drot, 3, mem.Put(pos), gs);
+    cpu->Rope(rot.data(), 3, pos.data(), s);
+    ExpectNear(mem.Get(drot, rot.size()), rot, 1e-4f, neox ? "Rope neox" : "Rope");
+  }
+
+  // StoreKv then Attention over a paged cache: 3 rows of two sequences
+  // (blocks of 4 positions, tables out of order), F32, F16 and Q8_0 rows.
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
+    SCOPED_TRACE(NameOf(type));
+    const int64_t heads = 4, kv_heads = 2, dim = 64, kv_dim = kv_heads * dim, block_rows = 4, blocks = 6;
+    const size_t row_bytes = type == TensorType::kQ8_0 ? kv_dim / 32 * 34 : kv_dim * (type == TensorType::kF16 ? 2 : 4);
+    const size_t run = block_rows * row_bytes;
+    std::vector<uint8_t> host_cache(blocks * 2 * run, 0);
+    std::unique_ptr<DeviceBuffer> dev_cache = gpu.Allocate(host_cache.size());
+    dev_cache->Zero(0, host_cache.size());
+    const std::vector<int32_t> tables = {3, 1, 5, 0, 2};  // Sequence A: {3, 1, 5}; B: {0, 2}.
+    const std::vector<int32_t> start = {0, 3, 0};        // Rows: A, B, A.
+    // Fill positions 0..9 of A and 0..5 of B, one position per call.
+    for (int32_t p = 0; p < 10; ++p) {
+      for (int seq = 0; seq < 2; ++seq) {
+        if (seq == 1 && p >= 6) continue;
+        const std::vector<float> k = Gaussian(kv_dim, 100 + p * 2 + seq), v = Gaussian(kv_dim, 200 + p * 2 + seq);
+        const std::vector<int32_t> one_pos = {p}, one_start = {seq == 0 ? 0 : 3};
+        const KvLayer host_layer{host_cache.data(), 2 * run, 0, run, block_rows, row_bytes, type};
+        const KvLayer dev_layer{dev_cache->data(), 2 * run, 0, run, block_rows, row_bytes, type};
+        cpu->StoreKv(k.data(), v.data(), 1, one_pos.data(), {host_layer, tables.data(), one_start.data()}, kv_dim);
+        gpu.StoreKv(mem.Put(k), mem.Put(v), 1, mem.Put(one_pos), {dev_layer, mem.Put(tables), mem.Put(one_start)},
+                    kv_dim);
+      }
+    }
+    std::vector<uint8_t> stored(host_cache.size());
+    gpu.Download(stored.data(), dev_cache->data(), stored.size());
+    if (type != TensorType::kQ8_0) {
+      EXPECT_EQ(std::memcmp(stored.data(), host_cache.data(), stored.size()), 0) << "StoreKv";
+    }
+    // Q8_0: the GPU's division may round a code differently; attention below
+    // reads the GPU's own rows, so compare the CPU on those.
+    std::memcpy(host_cache.data(), stored.data(), stored.size());
+    const std::vector<float> q = Gaussian(3 * heads * dim, 7);
+    const std::vector<int32_t> pos = {9, 5, 3};
+    const AttentionShape shape{heads, kv_heads, dim, 0.125f};
+    std::vector<float> out(q.size());
+    float* dout_attn = mem.Put(out);
+    gpu.Attention(mem.Put(q), 3, mem.Put(pos),
+                  {{dev_cache->data(), 2 * run, 0, run, block_rows, row_bytes, type}, mem.Put(tables), mem.Put(start)},
+                  shape, dout_attn);
+    cpu->Attention(q.data(), 3, pos.data(),
+                   {{host_cache.data(), 2 * run, 0, run, block_rows, row_bytes, type}, tables.data(), start.data()},
+                   shape, out.data());
+    ExpectNear(mem.Get(dout_attn, out.size()), out, 1e-4f, "Attention");
+  }
+}
+
+}  // namespace
+}  // namespace swiftlet
