@@ -53,7 +53,11 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
     }
     context = fit;
   }
-  ForwardContext fwd = cfg.step_gate != nullptr ? ForwardContext(cfg.step_gate->pool()) : ForwardContext(cfg.threads);
+  // Forwards run where the model's weights are; CPU engines may share one
+  // pool of cores (the step gate).
+  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext fwd, model.device() == ComputeDevice::kCpu && cfg.step_gate != nullptr
+                                                    ? ForwardContext(cfg.step_gate->pool())
+                                                    : ForwardContext::Create(model.device(), cfg.threads));
   SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv,
                             PagedKvCache::Create(shape, cfg.kv_memory_bytes, &fwd.backend()));
   kv.set_scrub(cfg.scrub_kv);

@@ -8,7 +8,11 @@
 
 namespace swiftlet {
 
-absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_bytes) {
+KvCache::~KvCache() = default;
+KvCache::KvCache(KvCache&&) noexcept = default;
+KvCache& KvCache::operator=(KvCache&&) noexcept = default;
+
+absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_bytes, Backend* device) {
   if (shape.n_layer <= 0 || shape.kv_dim <= 0 || shape.n_slots <= 0 || shape.n_ctx <= 0) {
     return absl::InvalidArgumentError("KV cache dimensions must be positive");
   }
@@ -28,7 +32,13 @@ absl::StatusOr<KvCache> KvCache::Create(const KvCacheShape& shape, uint64_t max_
                                                shape.n_slots, " sequences needs ", total,
                                                " bytes, over the limit of ", max_bytes));
   }
-  cache.data_.assign(total, 0);
+  const auto bytes = static_cast<size_t>(total);
+  cache.memory_ = device != nullptr ? device->Allocate(bytes) : AllocateHostBuffer(bytes);
+  if (cache.memory_ == nullptr) {
+    return absl::ResourceExhaustedError(StrCat("KV cache: could not allocate ", total, " bytes"));
+  }
+  cache.memory_->Zero(0, bytes);
+  cache.bytes_ = total;
   for (int32_t slot = 0; slot < shape.n_slots; ++slot) cache.slot_ids_.push_back(slot);
   return cache;
 }
@@ -48,7 +58,7 @@ KvLayer KvCache::Layer(int64_t layer) const {
   SWIFTLET_CHECK(layer >= 0 && layer < shape_.n_layer);
   const size_t run = static_cast<size_t>(shape_.n_ctx) * row_bytes_;  // One slot's K (or V) rows.
   KvLayer l;
-  l.base = data_.data() + static_cast<size_t>(layer * shape_.n_slots) * 2 * run;
+  l.base = memory_->data() + static_cast<size_t>(layer * shape_.n_slots) * 2 * run;
   l.block_stride = 2 * run;
   l.k_offset = 0;
   l.v_offset = run;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,9 @@
 #include "kv/kv_store.h"
 
 namespace swiftlet {
+
+class Backend;       // kernels/backend.h
+class DeviceBuffer;  // kernels/backend.h
 
 struct KvCacheShape {
   int64_t n_layer = 0;
@@ -28,12 +32,17 @@ struct KvCacheShape {
 
 class KvCache final : public KvStore {
  public:
-  // Allocates the whole cache up front; fails on an unsupported type or a
-  // size over `max_bytes`.
-  static absl::StatusOr<KvCache> Create(const KvCacheShape& shape, uint64_t max_bytes);
+  // Allocates the whole cache up front, zeroed, in `device`'s memory (host
+  // memory when null); fails on an unsupported type, a size over
+  // `max_bytes`, or a failed allocation.
+  static absl::StatusOr<KvCache> Create(const KvCacheShape& shape, uint64_t max_bytes,
+                                        Backend* device = nullptr);
+  ~KvCache();
+  KvCache(KvCache&&) noexcept;
+  KvCache& operator=(KvCache&&) noexcept;
 
   const KvCacheShape& shape() const { return shape_; }
-  uint64_t bytes() const { return data_.size(); }
+  uint64_t bytes() const { return bytes_; }
 
   // KvStore, with sequence ids = slots 0..n_slots-1. Each slot is one
   // block of n_ctx positions: its table is {slot}.
@@ -47,11 +56,9 @@ class KvCache final : public KvStore {
 
   KvCacheShape shape_;
   size_t row_bytes_ = 0;
-  // Layout: [layer][slot][k|v][pos][kv_dim]. Host memory: this cache serves
-  // the CPU backend (tools and tests); the engine's paged cache is the one
-  // a device backend gets. Mutable: the backend's ops write it through
-  // Layer(), which readers call on a const cache.
-  mutable std::vector<uint8_t> data_;
+  // Layout: [layer][slot][k|v][pos][kv_dim], in the backend's memory.
+  std::unique_ptr<DeviceBuffer> memory_;
+  uint64_t bytes_ = 0;
   std::vector<int32_t> slot_ids_;  // 0..n_slots-1: slot s's table is {s}.
 };
 

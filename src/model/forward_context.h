@@ -8,14 +8,28 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+
+#include "core/status.h"
 
 namespace swiftlet {
 
 class Backend;      // kernels/backend.h
 class ComputePool;  // core/thread_pool.h
 
+// Where a model's weights live and its forwards run: the CPU, or the first
+// CUDA GPU (kernels/cuda).
+enum class ComputeDevice { kCpu, kCuda };
+const char* NameOf(ComputeDevice device);  // "cpu", "cuda"
+// "cpu" or "cuda"; InvalidArgument naming the choices otherwise.
+absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name);
+
 class ForwardContext {
  public:
+  // A context on `device`: the CPU on `threads` threads (>= 1), or the GPU
+  // (FailedPrecondition naming why when there is none, or the build has no
+  // CUDA backend).
+  static absl::StatusOr<ForwardContext> Create(ComputeDevice device, int threads);
   // A CPU backend on `threads` threads (>= 1, checked).
   explicit ForwardContext(int threads);
   // A CPU backend on a pool shared with other contexts, which must not
@@ -27,6 +41,7 @@ class ForwardContext {
   ForwardContext& operator=(ForwardContext&&) noexcept;
 
   int threads() const;
+  ComputeDevice device() const;
   // The backend forwards run on: a KV cache for them is made in its memory
   // (kv/paged_kv_cache.h).
   Backend& backend();

@@ -8,6 +8,7 @@
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/vec_dot.h"
 #include "kv/kv_row.h"
@@ -169,14 +170,22 @@ absl::StatusOr<ModelWeights> BindWeights(const GgufFile& f, const ModelConfig& c
 Model::Model() = default;
 Model::~Model() = default;
 
-absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const LoadProgressFn& progress) {
+absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const LoadProgressFn& progress,
+                                                   ComputeDevice where) {
   std::unique_ptr<Model> m(new Model());
+  m->device_ = where;
   SWIFTLET_ASSIGN_OR_RETURN(m->file_, GgufFile::Open(path));
   SWIFTLET_ASSIGN_OR_RETURN(m->config_, ReadModelConfig(*m->file_));
   SWIFTLET_RETURN_IF_ERROR(ValidateTensors(m->config_, *m->file_));
-  // The weights go where forwards will run: the CPU backend's memory (the
-  // weights outlive this loader; DeviceBuffer's contract).
-  std::unique_ptr<Backend> device = MakeCpuBackend(1);
+  // The weights go where forwards will run, through a backend of that
+  // device made for the load (the weights outlive it: DeviceBuffer's
+  // contract).
+  std::unique_ptr<Backend> device;
+  if (where == ComputeDevice::kCuda) {
+    SWIFTLET_ASSIGN_OR_RETURN(device, MakeCudaBackend(0));
+  } else {
+    device = MakeCpuBackend(1);
+  }
   SWIFTLET_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(*m->file_, m->config_, *device));
   m->weights_ = std::make_unique<ModelWeights>(std::move(weights));
   SWIFTLET_RETURN_IF_ERROR(m->PrepareMatrices(*device, progress));
@@ -234,6 +243,10 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   const ModelConfig& c = config_;
   const ModelWeights& weights = *weights_;
   ForwardContext::State& ctx = context.state();
+  if (ctx.device != device_) {
+    return absl::InvalidArgumentError(StrCat("the model's weights are on the ", NameOf(device_),
+                                             "; this forward context computes on the ", NameOf(ctx.device)));
+  }
   Backend& be = *ctx.backend;
   const int64_t n = batch.size();
   if (n == 0) return absl::InvalidArgumentError("empty batch");

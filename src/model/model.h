@@ -45,13 +45,17 @@ class Model {
   // called on the loading thread after each.
   using LoadProgressFn = std::function<void(int64_t done, int64_t total)>;
 
-  // Opens, validates and binds `path`. Errors name the file and the tensor
-  // or key at fault. `progress` (may be null) follows the repacking.
+  // Opens, validates and binds `path`, with the weights made ready on
+  // `device` (forwards then need a ForwardContext on the same device).
+  // Errors name the file and the tensor or key at fault, or the device's
+  // problem. `progress` (may be null) follows the weights' preparation.
   static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
-                                                     const LoadProgressFn& progress = nullptr);
+                                                     const LoadProgressFn& progress = nullptr,
+                                                     ComputeDevice device = ComputeDevice::kCpu);
   ~Model();
 
   const ModelConfig& config() const { return config_; }
+  ComputeDevice device() const { return device_; }
   // The file, for readers of its metadata (tokenizer, chat template).
   const GgufFile& file() const { return *file_; }
   // Every tensor of the file, in file order.
@@ -75,6 +79,7 @@ class Model {
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
+  ComputeDevice device_ = ComputeDevice::kCpu;
   std::unique_ptr<ModelWeights> weights_;
 };
 

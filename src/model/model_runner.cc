@@ -26,9 +26,12 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const Model& mo
   }
   if (o.threads < 1) return absl::InvalidArgumentError("threads: must be at least 1");
   const ModelConfig& c = model.config();
-  SWIFTLET_ASSIGN_OR_RETURN(
-      KvCache cache, KvCache::Create({c.n_layer, c.kv_dim(), o.slots, o.positions, o.kv_type}, o.max_kv_bytes));
-  auto parts = std::unique_ptr<Parts>(new Parts{std::move(cache), ForwardContext(o.threads)});
+  // The context computes where the model's weights are; its cache is made
+  // in that backend's memory.
+  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext context, ForwardContext::Create(model.device(), o.threads));
+  SWIFTLET_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create({c.n_layer, c.kv_dim(), o.slots, o.positions, o.kv_type},
+                                                           o.max_kv_bytes, &context.backend()));
+  auto parts = std::unique_ptr<Parts>(new Parts{std::move(cache), std::move(context)});
   return std::unique_ptr<ModelRunner>(new ModelRunner(model, o, std::move(parts)));
 }
 

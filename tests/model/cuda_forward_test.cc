@@ -1,0 +1,140 @@
+// The same model on the CUDA backend and on the CPU: greedy tokens equal for
+// the first 16 tokens, and logits close, for the architectures of the
+// fixtures (Llama, Qwen2 with QKV biases, Qwen3 with QK norms). F32 weights,
+// where both backends compute in float (the CPU quantizes activations only
+// for quantized weights), so only summation order differs; Q8_0 weights
+// once more with a looser bound on the logits. One skip line without a GPU.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_backend.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+#include "model/model_runner.h"
+#include "model/random_model.h"
+
+namespace swiftlet {
+namespace {
+
+std::string WriteModel(const std::string& arch, const std::string& type) {
+  RandomModelSpec spec = *RandomModelPreset("tiny");
+  spec.arch = *ArchitectureFromName(arch);
+  spec.n_embd = 256;
+  spec.n_layer = 2;
+  spec.n_ff = 512;
+  spec.weights = *ParseQuantTarget(type);
+  const std::string path =
+      ::testing::TempDir() + "/cuda_fwd_" + arch + "_" + type + "." + std::to_string(::getpid()) + ".gguf";
+  EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
+  return path;
+}
+
+struct GreedyRun {
+  std::vector<int32_t> tokens;           // Greedy continuation.
+  std::vector<std::vector<float>> logits;  // At each generated step.
+};
+
+// The prompt's logits, then `steps` greedy tokens one at a time.
+GreedyRun Greedy(const Model& m, const std::vector<int32_t>& prompt, int steps) {
+  GreedyRun run;
+  auto runner = ModelRunner::Create(m, {1, 64, TensorType::kF16, 2});
+  EXPECT_TRUE(runner.ok()) << runner.status();
+  if (!runner.ok()) return run;
+  Batch batch;
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    batch.Add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
+  }
+  int32_t pos = static_cast<int32_t>(prompt.size());
+  for (int s = 0; s < steps; ++s) {
+    ForwardOutput out;
+    const absl::Status st = (*runner)->Forward(batch, out);
+    EXPECT_TRUE(st.ok()) << st;
+    if (!st.ok()) return run;
+    run.logits.emplace_back(out.Row(0), out.Row(0) + out.row_size);
+    const int32_t next = static_cast<int32_t>(std::max_element(out.Row(0), out.Row(0) + out.row_size) - out.Row(0));
+    run.tokens.push_back(next);
+    batch = Batch();
+    batch.Add(next, pos++, 0, true);
+  }
+  return run;
+}
+
+TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
+  std::string why;
+  if (ListCudaDevices(&why).empty()) GTEST_SKIP() << "no GPU to run the model on (" << why << ")";
+  const std::vector<int32_t> prompt = {1, 40, 77, 300, 12, 5, 99, 200};
+  for (const std::string arch : {"llama", "qwen2", "qwen3"}) {
+    for (const std::string type : {"F32", "Q8_0"}) {
+      SCOPED_TRACE(arch + " " + type);
+      const std::string path = WriteModel(arch, type);
+      auto cpu = Model::Load(path);
+      auto gpu = Model::Load(path, nullptr, ComputeDevice::kCuda);
+      ASSERT_TRUE(cpu.ok()) << cpu.status();
+      ASSERT_TRUE(gpu.ok()) << gpu.status();
+      const GreedyRun a = Greedy(**cpu, prompt, 16), b = Greedy(**gpu, prompt, 16);
+      ASSERT_EQ(a.logits.size(), 16u);
+      ASSERT_EQ(b.logits.size(), 16u);
+      if (type == "F32") {
+        EXPECT_EQ(a.tokens, b.tokens);
+      }
+      // Logits of the first step (the same prompt on both): within 1e-3 of
+      // the largest in F32; 5% of it in Q8_0, where the CPU's activations
+      // are quantized to 8 bits (1/254 of each block's range) and the GPU's
+      // are not.
+      const std::vector<float>& la = a.logits[0];
+      const std::vector<float>& lb = b.logits[0];
+      float scale = 0;
+      for (float v : la) scale = std::max(scale, std::fabs(v));
+      const float tol = (type == "F32" ? 1e-3f : 5e-2f) * scale;
+      for (size_t i = 0; i < la.size(); ++i) ASSERT_NEAR(lb[i], la[i], tol) << "logit " << i;
+      std::remove(path.c_str());
+    }
+  }
+}
+
+// Where there is no GPU (or no CUDA build), asking for one is a clear error
+// at load and when making a context, and a CPU model refuses a context of
+// another device.
+TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
+  EXPECT_EQ(*ParseComputeDevice("cpu"), ComputeDevice::kCpu);
+  EXPECT_EQ(*ParseComputeDevice("cuda"), ComputeDevice::kCuda);
+  const absl::StatusOr<ComputeDevice> bad = ParseComputeDevice("tpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cpu, cuda"), std::string::npos) << bad.status();
+
+  const std::string path = WriteModel("llama", "F32");
+  auto cpu = Model::Load(path);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  if (!ListCudaDevices().empty()) {
+    // A CPU model on a GPU context: refused, naming both.
+    auto context = ForwardContext::Create(ComputeDevice::kCuda, 1);
+    ASSERT_TRUE(context.ok()) << context.status();
+    const ModelConfig& c = (*cpu)->config();
+    auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 8, TensorType::kF16}, uint64_t{1} << 30,
+                                 &context->backend());
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    Batch batch;
+    batch.Add(1, 0, 0, true);
+    ForwardOutput out;
+    const absl::Status st = (*cpu)->Forward(batch, *cache, *context, out);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+    EXPECT_NE(st.message().find("on the cpu"), std::string::npos) << st;
+    std::remove(path.c_str());
+    return;
+  }
+  auto gpu = Model::Load(path, nullptr, ComputeDevice::kCuda);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.status().code(), absl::StatusCode::kFailedPrecondition) << gpu.status();
+  EXPECT_NE(gpu.status().message().find("CUDA"), std::string::npos) << gpu.status();
+  EXPECT_FALSE(ForwardContext::Create(ComputeDevice::kCuda, 1).ok());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace swiftlet
