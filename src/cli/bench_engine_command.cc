@@ -20,6 +20,7 @@ struct BenchEngineOptions {
   int64_t gen_tokens = 64;
   std::vector<int64_t> batch_sizes = {1, 4, 16};
   int threads = 0;  // 0: all physical cores.
+  std::string device = "cpu";
   int repeat = 3;
   bool json = false;
   bool quick_limits = false;  // Millisecond machine-limit runs, for tests.
@@ -123,6 +124,7 @@ int RunBenchEngine(const BenchEngineOptions& o) {
   options.threads = o.threads;
   options.repeat = o.repeat;
   options.quick_limits = o.quick_limits;
+  options.cuda = o.device == "cuda";
   auto report = RunEngineBench(options, [](const std::string& line) {
     std::fprintf(stderr, "bench engine: %s\n", line.c_str());
   });
@@ -161,6 +163,7 @@ Command AddBenchEngineCommand(CLI::App& parent) {
                   "Timed runs per test, after one warm-up run; the median is reported "
                   "(default 3)")
       ->check(CLI::Range(1, kMaxRepeat));
+  AddDeviceOption(*cmd, o->device);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of a table");
   cmd->add_flag("--quick-limits", o->quick_limits,
                 "Measure the machine's limits in milliseconds over a small buffer "

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/progress.h"
 #include "core/str_cat.h"
 #include "model/model.h"
@@ -17,13 +19,24 @@ int ReportError(const absl::Status& status) {
   return ReportError(std::string_view(status.message().data(), status.message().size()));
 }
 
-absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path) {
-  ProgressLine line("swiftlet: repacking weights");
-  auto model = Model::Load(path, [&line](int64_t done, int64_t total) {
-    line.Update(done, total, StrCat(done, "/", total, " matrices"));
-  });
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, ComputeDevice device) {
+  ProgressLine line(device == ComputeDevice::kCuda ? "swiftlet: uploading weights" : "swiftlet: repacking weights");
+  auto model = Model::Load(
+      path, [&line](int64_t done, int64_t total) { line.Update(done, total, StrCat(done, "/", total, " matrices")); },
+      device);
   line.Finish();
   return model;
+}
+
+void AddDeviceOption(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device,
+                 "Where the model's weights live and its forwards run: cpu (default) or cuda (the first GPU; "
+                 "`swiftlet inspect --system` lists them)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+}
+
+ComputeDevice DeviceFromFlag(const std::string& device) {
+  return device == "cuda" ? ComputeDevice::kCuda : ComputeDevice::kCpu;
 }
 
 absl::StatusOr<TensorType> ParseKvType(const std::string& name) {

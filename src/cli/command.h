@@ -17,7 +17,8 @@ class App;
 }  // namespace CLI
 
 namespace swiftlet {
-class Model;  // model/model.h
+class Model;                // model/model.h
+enum class ComputeDevice;   // model/forward_context.h (main.cc sees only cli/ and core/)
 }  // namespace swiftlet
 
 namespace swiftlet::cli {
@@ -50,9 +51,14 @@ Command AddDriveCommand(CLI::App& tools);
 int ReportError(std::string_view message);
 int ReportError(const absl::Status& status);
 
-// Model::Load, with a progress line for the repacking on a terminal
-// (cli/progress.h) and nothing extra otherwise.
-absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path);
+// Model::Load on `device`, with a progress line for the weights'
+// preparation on a terminal (cli/progress.h) and nothing extra otherwise.
+absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, ComputeDevice device);
+
+// --device cpu|cuda on `cmd`, into `device` ("cpu" by default).
+void AddDeviceOption(CLI::App& cmd, std::string& device);
+// The parsed --device (AddDeviceOption checked the name).
+ComputeDevice DeviceFromFlag(const std::string& device);
 
 // --kv-type: f16, f32 or q8_0.
 absl::StatusOr<TensorType> ParseKvType(const std::string& name);

@@ -53,7 +53,8 @@ absl::StatusOr<std::unique_ptr<server::HostedModel>> LoadHostedModel(const serve
                                                                      const HostedModelOptions& o) {
   Say(o, StrCat("loading ", spec.name, " (", spec.path, ")"));
   const auto t0 = std::chrono::steady_clock::now();
-  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, o.quiet ? Model::Load(spec.path) : LoadModel(spec.path));
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, o.quiet ? Model::Load(spec.path, nullptr, o.device)
+                                                                           : LoadModel(spec.path, o.device));
   const auto t1 = std::chrono::steady_clock::now();
   auto hosted = std::make_unique<server::HostedModel>();
   SWIFTLET_ASSIGN_OR_RETURN(hosted->tokenizer, Tokenizer::FromGguf(model->file()));

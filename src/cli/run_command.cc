@@ -29,6 +29,7 @@ struct RunOptions {
   double repeat_penalty = 1.0;
   uint64_t seed = 0;
   int threads = 0;
+  std::string device = "cpu";
   std::string kv_type = "f16";
   int64_t context = 0;  // 0: the model's training context.
   bool chat = false;     // Wrap the prompt in the model's chat template.
@@ -55,7 +56,7 @@ int RunRun(const RunOptions& o) {
   if (absl::Status s = ValidateSamplingParams(sp); !s.ok()) return ReportError(s);
   if (o.prompt.empty()) return ReportError("-p: the prompt is empty");
 
-  auto model = LoadModel(o.model_path);
+  auto model = LoadModel(o.model_path, DeviceFromFlag(o.device));
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
@@ -155,6 +156,7 @@ Command AddRunCommand(CLI::App& parent) {
   cmd->add_option("--threads,-t", o->threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 (default), f32 or q8_0");
+  AddDeviceOption(*cmd, o->device);
   cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn of the model's chat template");
   cmd->add_option("--chat-template", o->chat_template,
                   "Template family when the model has none or an unrecognised one: chatml, "

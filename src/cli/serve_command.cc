@@ -49,6 +49,7 @@ struct ServeOptions {
   int threads = 0;                     // Engine threads; 0: physical cores
   std::string kv_memory;               // Empty: a share of free RAM
   std::string kv_type = "f16";
+  std::string device = "cpu";
   int64_t context = 0;                 // Per sequence; 0: the model's (capped)
   int64_t max_queue = 1024;
   int64_t max_queued_tokens = 1 << 18;
@@ -276,14 +277,19 @@ int RunServe(const ServeOptions& o) {
   HostedModelOptions hosted;
   hosted.engine = cfg;
   hosted.chat_template = o.chat_template;
+  hosted.device = DeviceFromFlag(o.device);
   server::ModelRegistryOptions ro;
   ro.memory_budget_bytes = memory_budget;
   ro.kv_bytes_per_model = cfg.kv_memory_bytes > 0 ? cfg.kv_memory_bytes : Engine::DefaultKvBytes();
   auto registry = server::ModelRegistry::Create(
       *specs, [hosted](const server::ModelSpec& spec) { return LoadHostedModel(spec, hosted); }, ro);
   if (!registry.ok()) return ReportError(registry.status());
-  std::fprintf(stderr, "swiftlet: %zu model%s, engine on %d threads\n", specs->size(), specs->size() == 1 ? "" : "s",
-               cfg.threads);
+  if (hosted.device == ComputeDevice::kCuda) {
+    std::fprintf(stderr, "swiftlet: %zu model%s, engine on the GPU\n", specs->size(), specs->size() == 1 ? "" : "s");
+  } else {
+    std::fprintf(stderr, "swiftlet: %zu model%s, engine on %d threads\n", specs->size(),
+                 specs->size() == 1 ? "" : "s", cfg.threads);
+  }
   if (absl::Status s = (*registry)->Start(); !s.ok()) return ReportError(s);
   const std::string model_name = (*registry)->default_name();
   server::ApiServerOptions ao;
@@ -383,6 +389,7 @@ Command AddServeCommand(CLI::App& parent) {
   cmd->add_option("--kv-memory", o->kv_memory,
                   "KV cache size, e.g. 2GiB (default: 40% of available memory)");
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 (default), f32 or q8_0");
+  AddDeviceOption(*cmd, o->device);
   cmd->add_option("--ctx", o->context, "Context per sequence (default: the model's, capped)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   cmd->add_option("--max-queue", o->max_queue, "Requests waiting at most (default 1024)")

@@ -11,6 +11,7 @@
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "model/model.h"
 #include "model/model_runner.h"
 #include "perf/median.h"
@@ -195,7 +196,8 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
-  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path));
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path, nullptr, o.cuda ? ComputeDevice::kCuda : ComputeDevice::kCpu));
+  const bool gpu = o.cuda;
   const ModelConfig& c = model->config();
   SWIFTLET_ASSIGN_OR_RETURN(const EngineBenchPlan plan, PlanEngineBench(o, c));
 
@@ -210,9 +212,20 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   SWIFTLET_ASSIGN_OR_RETURN(report.cost, ComputeModelCost(*model));
 
   const int threads = o.threads > 0 ? o.threads : PhysicalCores();
-  say(StrCat("measuring machine limits on ", threads, " threads",
-             o.quick_limits ? " (quick)" : ""));
-  {
+  // The GPU's limit: its HBM read bandwidth (1 GiB passes; 64 MiB quick).
+  const uint64_t gpu_read_bytes = o.quick_limits ? uint64_t{64} << 20 : uint64_t{1} << 30;
+  if (gpu) {
+    const std::vector<CudaDeviceInfo> gpus = ListCudaDevices();
+    report.cpu = gpus.empty() ? "GPU" : gpus[0].name;
+    report.isa = "cuda";
+    say("measuring the GPU's read bandwidth");
+    SWIFTLET_ASSIGN_OR_RETURN(report.limits.read_bandwidth_gbs, MeasureCudaReadBandwidth(0, gpu_read_bytes));
+    report.limits.read_measurements = 1;
+    report.limits.read_buffer_bytes = gpu_read_bytes;
+    report.limits.read_kernel = "cuda";
+  } else {
+    say(StrCat("measuring machine limits on ", threads, " threads",
+               o.quick_limits ? " (quick)" : ""));
     // Its own pool, gone before the backend's starts.
     ComputePool pool(threads);
     SWIFTLET_ASSIGN_OR_RETURN(report.limits,
@@ -234,6 +247,12 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   // The bandwidth is measured again after every test: on a shared machine
   // it moves with the neighbours' load, and the limit is the best seen.
   auto remeasure = [&]() -> absl::Status {
+    if (gpu) {
+      SWIFTLET_ASSIGN_OR_RETURN(const double gbs, MeasureCudaReadBandwidth(0, gpu_read_bytes));
+      report.limits.read_bandwidth_gbs = std::max(report.limits.read_bandwidth_gbs, gbs);
+      ++report.limits.read_measurements;
+      return absl::OkStatus();
+    }
     ComputePool pool(threads);
     return RemeasureReadBandwidth(pool, MachineLimitsOptions{o.quick_limits}, report.limits);
   };
@@ -268,7 +287,9 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
         report.limits.read_bandwidth_gbs, report.cost.weight_bytes_per_token, test.tokens_per_pass);
     r.compute_bound_tok_s = ComputeBoundTokS(report.cost, report.limits.int8_peak_gops,
                                              report.limits.fp32_peak_gflops, test.mean_context);
-    const Roofline limit = RooflineLimit(r.memory_bound_tok_s, r.compute_bound_tok_s);
+    // The GPU's compute peaks are not measured: its limit is the bandwidth's.
+    const Roofline limit = gpu ? Roofline{r.memory_bound_tok_s, false}
+                               : RooflineLimit(r.memory_bound_tok_s, r.compute_bound_tok_s);
     r.limit_tok_s = limit.tok_s;
     r.compute_bound = limit.compute_bound;
     r.pct_of_limit = PercentOfLimit(r.tok_s, r.limit_tok_s);

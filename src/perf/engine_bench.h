@@ -50,6 +50,10 @@ struct EngineBenchOptions {
   bool quick_limits = false;  // Short machine-limit measurements (tests).
   TensorType kv_type = TensorType::kF16;
   uint64_t max_memory_bytes = uint64_t{8} << 30;  // KV cache + activations.
+  // Run on the first CUDA GPU instead of the CPU. There the limit is its
+  // measured HBM read bandwidth alone (its compute peaks are not measured
+  // yet), so each result reads as a share of that bandwidth.
+  bool cuda = false;
 };
 
 inline constexpr int64_t kMaxGenTokens = 4096;
@@ -100,8 +104,8 @@ struct EngineBenchResult {
 };
 
 struct EngineBenchReport {
-  std::string cpu;
-  std::string isa;  // KernelIsaName(ChosenKernelIsa())
+  std::string cpu;  // On the GPU: the GPU's name.
+  std::string isa;  // KernelIsaName(ChosenKernelIsa()), or "cuda"
   MachineLimits limits;
   std::string model_path;
   std::string arch;

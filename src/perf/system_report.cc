@@ -1,9 +1,13 @@
 #include "perf/system_report.h"
 
+#include <string>
+#include <vector>
+
 #include "core/str_cat.h"
 #include "core/tensor_type.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/packed_weights.h"
 #include "kernels/vec_dot.h"
 
@@ -23,6 +27,13 @@ std::string SystemReport() {
     out += StrCat("  ", name, " ", HasSimdVecDot(isa, info.type) ? KernelIsaName(isa) : "scalar",
                   HasPackedKernel(isa, info.type) ? ", repacked in 16-row tiles" : "",
                   ", activations ", NameOf(ActivationTypeFor(info.type)), "\n");
+  }
+  std::string why;
+  const std::vector<CudaDeviceInfo> gpus = ListCudaDevices(&why);
+  if (gpus.empty()) out += StrCat("gpus          none (", why, ")\n");
+  for (const CudaDeviceInfo& g : gpus) {
+    out += StrCat("gpu ", g.index, "         ", g.name, ", ", g.memory_bytes >> 20, " MiB, compute capability ",
+                  g.compute_major, ".", g.compute_minor, " (--device cuda)\n");
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // What `swiftlet inspect --system` prints: the CPU features found, the kernel
-// ISA chosen (and how to cap it), the cores, and per weight type which
-// matmul kernel runs and in which layout.
+// ISA chosen (and how to cap it), the cores, per weight type which matmul
+// kernel runs and in which layout, and the GPUs the CUDA backend sees.
 #pragma once
 
 #include <string>

@@ -91,7 +91,7 @@ absl::Status ModelRegistry::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entries_.at(s.name);
     if (e.state != ModelState::kHot) {
-      return absl::UnavailableError(StrCat("model '", s.name, "' (", s.path, ") did not load"));
+      return absl::UnavailableError(StrCat("model '", s.name, "' (", s.path, ") did not load: ", e.last_failure));
     }
     fixed += e.measured_bytes;
     if (options_.memory_budget_bytes > 0 && fixed > options_.memory_budget_bytes) {
@@ -495,7 +495,8 @@ void ModelRegistry::DoLoad(const std::string& name) {
     if (!loaded.ok()) {
       e.state = ModelState::kCold;
       ++e.load_failures;
-      failure = absl::UnavailableError(StrCat("model '", name, "' failed to load: ", loaded.status().message()));
+      e.last_failure = std::string(loaded.status().message());
+      failure = absl::UnavailableError(StrCat("model '", name, "' failed to load: ", e.last_failure));
     } else {
       e.hosted = *std::move(loaded);
       e.measured_bytes = std::max<uint64_t>(1, e.hosted->memory_bytes);

@@ -218,6 +218,7 @@ class ModelRegistry {
     std::vector<std::pair<Waiter, int64_t>> waiters;
     std::vector<std::function<void(absl::Status)>> unload_waiters;
     uint64_t loads = 0, load_failures = 0, unloads_idle = 0, unloads_evicted = 0, unloads_admin = 0;
+    std::string last_failure;  // Why the last load failed (the loader's message).
     std::unique_ptr<Histogram> load_seconds;
   };
   struct Job {

@@ -241,6 +241,19 @@ TEST(ModelRegistryTest, AdminUnloadRefusesPinnedAndBusyModels) {
   EXPECT_EQ(StateOf(**r, "b"), ModelState::kCold);
 }
 
+// A default (or pinned) model that fails to load stops the start, and the
+// error says why (the loader's message), not only that it failed.
+TEST(ModelRegistryTest, AFailedStartupLoadSaysWhy) {
+  Fixture fx;
+  fx.bytes = {{"a", 100}, {"b", 100}, {"c", 100}};
+  fx.fail = "a";
+  auto r = ModelRegistry::Create(ThreeModels(), fx.Loader(), {});
+  ASSERT_TRUE(r.ok());
+  const absl::Status st = (*r)->Start();
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  EXPECT_NE(std::string(st.message()).find("bad file"), std::string::npos) << st;
+}
+
 TEST(ModelRegistryTest, UnknownModelsFailedLoadsAndBadSpecs) {
   Fixture fx;
   fx.bytes = {{"a", 100}, {"b", 100}, {"c", 100}};

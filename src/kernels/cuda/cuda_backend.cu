@@ -253,6 +253,19 @@ __global__ void GatherRowsKernel(const float* x, int64_t n, const int32_t* rows,
   if (i < n * count) out[i] = x[static_cast<int64_t>(rows[i / n]) * n + i % n];
 }
 
+// Every thread reads 16-byte words in a grid-stride loop; the XOR of what
+// it read goes to `sink` only when it is a value no buffer holds (never), so
+// the loads cannot be dropped and nothing is written.
+__global__ void ReadKernel(const uint4* data, int64_t n, uint32_t impossible, uint32_t* sink) {
+  uint32_t x = 0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = data[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == impossible) *sink = x;
+}
+
 class CudaBuffer final : public DeviceBuffer {
  public:
   CudaBuffer(uint8_t* data, size_t bytes) : data_(data), bytes_(bytes) {}
@@ -435,6 +448,38 @@ std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why) {
   }
   if (out.empty() && why != nullptr) *why = "CUDA: no GPU found";
   return out;
+}
+
+absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes) {
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeCudaBackend(device));
+  std::unique_ptr<DeviceBuffer> buffer = backend->Allocate(bytes);
+  std::unique_ptr<DeviceBuffer> sink = backend->Allocate(sizeof(uint32_t));
+  if (buffer == nullptr || sink == nullptr) {
+    return absl::ResourceExhaustedError(StrCat("no room on the GPU for a ", bytes, "-byte bandwidth buffer"));
+  }
+  // A pattern whose XOR over any thread's words is never all ones.
+  Check(cudaMemset(buffer->data(), 0x11, bytes), "fill the bandwidth buffer");
+  int sms = 0;
+  Check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "count SMs");
+  const int64_t words = static_cast<int64_t>(bytes / sizeof(uint4));
+  cudaEvent_t start, stop;
+  Check(cudaEventCreate(&start), "event");
+  Check(cudaEventCreate(&stop), "event");
+  double best = 0;
+  for (int pass = 0; pass < 6; ++pass) {  // The first warms up.
+    Check(cudaEventRecord(start), "event");
+    ReadKernel<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(buffer->data()), words, 0xffffffffu,
+                                 reinterpret_cast<uint32_t*>(sink->data()));
+    CheckLaunch("bandwidth read");
+    Check(cudaEventRecord(stop), "event");
+    Check(cudaEventSynchronize(stop), "event");
+    float ms = 0;
+    Check(cudaEventElapsedTime(&ms, start, stop), "event");
+    if (pass > 0 && ms > 0) best = std::max(best, static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {

@@ -33,6 +33,12 @@ bool CudaBackendBuilt();
 // build without CUDA (`why`, when given, says which).
 std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why = nullptr);
 
+// GPU `device`'s read bandwidth from its memory (HBM), in GB/s (1e9
+// bytes/s): the best of several passes of a kernel streaming a buffer of
+// `bytes` (1 GiB for a figure; far larger than the L2). For bench engine's
+// limits on the GPU.
+absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes = uint64_t{1} << 30);
+
 // A backend on GPU `device`; FailedPrecondition naming the reason when
 // there is no such GPU or the build has no CUDA backend.
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device = 0);

@@ -15,6 +15,10 @@ std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why) {
   return {};
 }
 
+absl::StatusOr<double> MeasureCudaReadBandwidth(int, uint64_t) {
+  return absl::FailedPreconditionError(kNotBuilt);
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int) {
   return absl::FailedPreconditionError(kNotBuilt);
 }
