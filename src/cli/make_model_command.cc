@@ -85,7 +85,7 @@ Command AddMakeModelCommand(CLI::App& parent) {
       "make-model", "Write a Llama-family GGUF with seeded random weights");
   cmd->add_option("--out,-o", o->out_path, "Output GGUF")->required();
   cmd->add_option("--preset", o->preset,
-                  "Shape: tiny, tinyllama-1.1b, smollm2-135m, qwen2.5-0.5b, qwen3-0.6b");
+                  StrCat("Shape: ", RandomModelPresetNames()));
   cmd->add_option_function<std::string>(
                                         "--arch", [o](const std::string& v) { o->arch = v; }, "llama, qwen2 or qwen3");
   AddOptional(cmd, "--hidden", o->hidden, "Embedding width", kMaxDim);

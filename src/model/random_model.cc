@@ -126,7 +126,7 @@ absl::Status CheckSpec(const RandomModelSpec& s) {
 }  // namespace
 
 std::string_view RandomModelPresetNames() {
-  return "tiny, tinyllama-1.1b, smollm2-135m, qwen2.5-0.5b, qwen3-0.6b";
+  return "tiny, tinyllama-1.1b, smollm2-135m, qwen2.5-0.5b, qwen3-0.6b, llama2-7b";
 }
 
 absl::StatusOr<RandomModelSpec> RandomModelPreset(std::string_view preset) {
@@ -135,6 +135,10 @@ absl::StatusOr<RandomModelSpec> RandomModelPreset(std::string_view preset) {
   if (preset == "tiny") return s;
   if (preset == "tinyllama-1.1b") {
     s.n_embd = 2048, s.n_layer = 22, s.n_head = 32, s.n_head_kv = 4, s.n_ff = 5632;
+    return s;
+  }
+  if (preset == "llama2-7b") {  // The 7B shape of the GPU figures (issue 28).
+    s.n_embd = 4096, s.n_layer = 32, s.n_head = 32, s.n_head_kv = 32, s.n_ff = 11008, s.n_ctx = 4096;
     return s;
   }
   if (preset == "smollm2-135m") {

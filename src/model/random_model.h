@@ -36,7 +36,8 @@ struct RandomModelSpec {
 };
 
 // Shapes of real models: "tiny" (the bundled demo), "tinyllama-1.1b",
-// "smollm2-135m", "qwen2.5-0.5b", "qwen3-0.6b".
+// "smollm2-135m", "qwen2.5-0.5b", "qwen3-0.6b", "llama2-7b" (the GPU
+// benchmark's 7B shape).
 absl::StatusOr<RandomModelSpec> RandomModelPreset(std::string_view preset);
 std::string_view RandomModelPresetNames();
 

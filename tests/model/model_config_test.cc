@@ -34,7 +34,8 @@ TEST(ModelConfigTest, ReadsEveryPresetShape) {
   for (const Case& c : {Case{"tinyllama-1.1b", Architecture::kLlama, 2048, 32, 4, 64, 5632, false},
                         Case{"smollm2-135m", Architecture::kLlama, 576, 9, 3, 64, 1536, true},
                         Case{"qwen2.5-0.5b", Architecture::kQwen2, 896, 14, 2, 64, 4864, true},
-                        Case{"qwen3-0.6b", Architecture::kQwen3, 1024, 16, 8, 128, 3072, true}}) {
+                        Case{"qwen3-0.6b", Architecture::kQwen3, 1024, 16, 8, 128, 3072, true},
+                        Case{"llama2-7b", Architecture::kLlama, 4096, 32, 32, 128, 11008, false}}) {
     SCOPED_TRACE(c.preset);
     auto spec = RandomModelPreset(c.preset);
     ASSERT_TRUE(spec.ok());

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The one prepared GPU check (issue 28), for a machine with an NVIDIA GPU:
+#   1. builds swiftlet with the CUDA backend required (build-cuda/);
+#   2. runs every op on the GPU against the math and the CPU backend
+#      (cuda_backend_test; tolerances in its header comment);
+#   3. runs Llama, Qwen2 and Qwen3 models on the GPU against the CPU: greedy
+#      tokens equal for the first 16 tokens, logits close (cuda_forward_test);
+#   4. makes a 7B-shape model in Q4_0 and in Q8_0 (make-model --preset
+#      llama2-7b) and runs `bench engine --device cuda` on each: a 512-token
+#      prompt (TTFT), decode at batch 1 and 32, each as a share of the GPU's
+#      measured HBM read bandwidth.
+# Everything it prints also goes to ${OUT:-build-cuda}/gpu-check.log. Aim:
+# under 8 minutes on an H200 (16 cores).
+#
+#   scripts/gpu-check.sh            # SWIFTLET_GPU_CHECK_SKIP_BUILD=1: reuse build-cuda/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+out=${OUT:-build-cuda}
+mkdir -p "$out"
+log="$out/gpu-check.log"
+exec > >(tee -a "$log") 2>&1
+
+say() { echo "== $* at $((SECONDS - start)) s"; }
+
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+
+if [ "${SWIFTLET_GPU_CHECK_SKIP_BUILD:-0}" != 1 ]; then
+  say "build (CUDA backend required)"
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSWIFTLET_CUDA=ON -DSWIFTLET_BENCH=OFF >/dev/null
+  ninja -C build-cuda swiftlet cuda_backend_test cuda_forward_test
+fi
+build-cuda/src/cli/swiftlet inspect --system | grep -E '^(gpu|cpu features)'
+
+say "every op against the math and the CPU backend"
+build-cuda/tests/kernels/cuda_backend_test
+say "models on the GPU against the CPU"
+build-cuda/tests/model/cuda_forward_test
+
+models=${TMPDIR:-/tmp}/swiftlet-gpu-check
+mkdir -p "$models"
+for type in Q4_0 Q8_0; do
+  model="$models/llama2-7b-$type.gguf"
+  if [ ! -s "$model" ]; then
+    say "make-model llama2-7b $type"
+    build-cuda/src/cli/swiftlet tools make-model --preset llama2-7b --type "$type" -o "$model"
+  fi
+  say "bench engine --device cuda, 7B shape, $type"
+  build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 512 \
+    --gen-tokens 32 --batch 1,32 --repeat 3
+done
+say "gpu-check passed"
