@@ -2,8 +2,8 @@
 // stream, so every op, copy and buffer operation is ordered after the ones
 // called before it, as backend.h promises; Download waits for them.
 //
-// Kernels are the plain form of each op: one warp per (batch row, output
-// row) for matmuls, one warp per (batch row, head) for attention, one block
+// Kernels are the plain form of each op: one warp per (output row, tile of
+// 8 batch rows) for matmuls, one warp per (batch row, head) for attention, one block
 // per row for RMSNorm. Each reduces in a fixed order that does not depend on
 // the batch, so a row's result is the same in any batch.
 #include "kernels/cuda/cuda_backend.h"
@@ -71,20 +71,34 @@ __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
   }
 }
 
-// y[t * n_out + o] = W[o] · x[t]: one warp per (t, o), lanes striding over
-// n_in, then a butterfly sum.
+// Batch rows per warp in MatMulKernel: each weight element is read once
+// for this many activation rows.
+constexpr int kRowsPerWarp = 8;
+
+// y[t * n_out + o] = W[o] · x[t]: one warp per (o, tile of kRowsPerWarp
+// batch rows). Lanes stride over n_in and each row's sum then goes through
+// the same butterfly, so a row's result does not depend on the tile it
+// shares (batch invariance).
 __global__ void MatMulKernel(TensorType type, const uint8_t* w, size_t row_bytes, int64_t n_in,
                              int64_t n_out, const float* x, int64_t n_rows, float* y) {
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
-  if (warp >= n_out * n_rows) return;
-  const int64_t t = warp / n_out, o = warp % n_out;
+  const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
+  if (warp >= n_out * tiles) return;
+  const int64_t o = warp % n_out, t0 = warp / n_out * kRowsPerWarp;
+  const int rows = static_cast<int>(min(static_cast<int64_t>(kRowsPerWarp), n_rows - t0));
   const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-  const float* xt = x + t * n_in;
-  float sum = 0;
-  for (int64_t i = lane; i < n_in; i += kWarp) sum += Element(type, row, i) * xt[i];
-  sum = WarpSum(sum);
-  if (lane == 0) y[t * n_out + o] = sum;
+  float sum[kRowsPerWarp] = {};
+  for (int64_t i = lane; i < n_in; i += kWarp) {
+    const float wi = Element(type, row, i);
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      if (r < rows) sum[r] += wi * x[(t0 + r) * n_in + i];
+    }
+  }
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    const float total = WarpSum(sum[r]);  // Every lane joins the shuffle.
+    if (r < rows && lane == 0) y[(t0 + r) * n_out + o] = total;
+  }
 }
 
 __global__ void GetRowsKernel(TensorType type, const uint8_t* table, size_t row_bytes, int64_t n_in,
@@ -349,8 +363,9 @@ class CudaBackend final : public Backend {
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     SWIFTLET_CHECK(w.device == Device::kCuda);
     constexpr int kThreads = 256;
-    MatMulKernel<<<Blocks(w.n_out * n_rows * kWarp, kThreads), kThreads>>>(w.type, w.data, w.row_bytes, w.n_in,
-                                                                           w.n_out, x, n_rows, y);
+    const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
+    MatMulKernel<<<Blocks(w.n_out * tiles * kWarp, kThreads), kThreads>>>(w.type, w.data, w.row_bytes, w.n_in,
+                                                                          w.n_out, x, n_rows, y);
     CheckLaunch("MatMul");
   }
 
