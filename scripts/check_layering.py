@@ -141,6 +141,8 @@ def check_compiler(src, build, layers, problems):
         rel = os.path.relpath(f, src_abs)
         if rel.startswith("..") or os.sep not in rel:
             continue
+        if rel.endswith(".cu"):
+            continue  # nvcc's command (kernels/cuda): the probes are C++ files.
         by_folder.setdefault(rel.split(os.sep)[0], entry)
     folders = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
     headers = {f: first_header(src, f) for f in folders}
