@@ -32,7 +32,10 @@ if [ "${SWIFTLET_GPU_CHECK_SKIP_BUILD:-0}" != 1 ]; then
   ninja -C build-cuda swiftlet cuda_backend_test cuda_forward_test
 fi
 build-cuda/src/cli/swiftlet inspect --system | grep -E '^(gpu|cpu features)'
+build-cuda/src/cli/swiftlet inspect --system | grep -q '^gpu 0' || { echo "gpu-check: no GPU seen" >&2; exit 1; }
 
+# A missing GPU fails the tests here instead of skipping them.
+export SWIFTLET_REQUIRE_GPU=1
 say "every op against the math and the CPU backend"
 build-cuda/tests/kernels/cuda_backend_test
 say "models on the GPU against the CPU"

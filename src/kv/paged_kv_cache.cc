@@ -406,8 +406,9 @@ KvLayer PagedKvCache::Layer(int64_t layer) const {
 std::span<const int32_t> PagedKvCache::BlockTable(int32_t seq) const { return Seq(seq).blocks; }
 
 void PagedKvCache::MarkStored(int32_t seq, int64_t pos) {
+  SWIFTLET_CHECK(Exists(seq));
   Sequence& s = seqs_[static_cast<size_t>(seq)];
-  SWIFTLET_CHECK(Exists(seq) && pos >= 0 && pos < s.length);
+  SWIFTLET_CHECK(pos >= 0 && pos < s.length);
   if (pos == s.written) ++s.written;
 }
 

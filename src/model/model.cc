@@ -182,6 +182,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, cons
   // contract).
   std::unique_ptr<Backend> device;
   if (where == ComputeDevice::kCuda) {
+    if (m->config_.head_dim > kMaxCudaHeadDim) {
+      return absl::UnimplementedError(StrCat(path, ": head dimension ", m->config_.head_dim,
+                                             " is over the CUDA backend's ", kMaxCudaHeadDim));
+    }
     SWIFTLET_ASSIGN_OR_RETURN(device, MakeCudaBackend(0));
   } else {
     device = MakeCpuBackend(1);

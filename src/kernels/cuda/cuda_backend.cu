@@ -25,8 +25,8 @@ namespace swiftlet {
 namespace {
 
 constexpr int kWarp = 32;
-// Attention: at most this many head dimensions per lane (head_dim <= 256).
-constexpr int kMaxDimsPerLane = 8;
+// Attention: at most this many head dimensions per lane.
+constexpr int kMaxDimsPerLane = kMaxCudaHeadDim / 32;
 
 // Aborts with CUDA's message: a failed launch or copy on a working device is
 // a bug or a lost device, not an input error.
@@ -51,7 +51,21 @@ __device__ float WarpSum(float v) {
   return v;
 }
 
-// Element i of a row of `type` (F32, F16, BF16, Q8_0, Q4_0).
+// Element i of a Q6_K row (ggml's layout): 256-element blocks in two halves
+// of 128; in a half, quadrant g of 32 takes the low (g < 2) or high nibble
+// of ql[l + 32 * (g % 2)], bits 2g..2g+1 of qh[l], and scale l / 16 + 2g.
+__device__ float Q6KElement(const uint8_t* row, int64_t i) {
+  const BlockQ6_K& b = reinterpret_cast<const BlockQ6_K*>(row)[i / BlockQ6_K::kElems];
+  const int r = static_cast<int>(i % BlockQ6_K::kElems);
+  const int half = r / 128, g = r % 128 / 32, l = r % 32;
+  const uint8_t ql = b.ql[half * 64 + l + (g % 2) * 32];
+  const int low = g < 2 ? (ql & 0x0f) : (ql >> 4);
+  const int high = (b.qh[half * 32 + l] >> (2 * g)) & 3;
+  const int scale = b.scales[half * 8 + l / 16 + 2 * g];
+  return Half(b.d) * static_cast<float>(scale) * static_cast<float>((low | high << 4) - 32);
+}
+
+// Element i of a row of `type` (F32, F16, BF16, Q8_0, Q4_0, Q6_K).
 __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
   switch (type) {
     case TensorType::kF16: return Half(reinterpret_cast<const uint16_t*>(row)[i]);
@@ -67,6 +81,7 @@ __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
       const int q = j < half ? (b.qs[j] & 0x0f) : (b.qs[j - half] >> 4);
       return Half(b.d) * static_cast<float>(q - 8);
     }
+    case TensorType::kQ6_K: return Q6KElement(row, i);
     default: return reinterpret_cast<const float*>(row)[i];
   }
 }
@@ -315,9 +330,11 @@ class CudaWeight final : public ResidentWeight {
   WeightView view_;
 };
 
+// Q6_K is here for the heads of Q4_0 and K-quant files (quantize gives
+// output.weight six bits).
 bool Supported(TensorType t) {
   return t == TensorType::kF32 || t == TensorType::kF16 || t == TensorType::kBF16 ||
-         t == TensorType::kQ8_0 || t == TensorType::kQ4_0;
+         t == TensorType::kQ8_0 || t == TensorType::kQ4_0 || t == TensorType::kQ6_K;
 }
 
 class CudaBackend final : public Backend {
@@ -362,6 +379,7 @@ class CudaBackend final : public Backend {
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
     SWIFTLET_CHECK(w.device == Device::kCuda);
+    if (n_rows == 0) return;
     constexpr int kThreads = 256;
     const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
     MatMulKernel<<<Blocks(w.n_out * tiles * kWarp, kThreads), kThreads>>>(w.type, w.data, w.row_bytes, w.n_in,
@@ -505,6 +523,16 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
         devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
   }
   Check(cudaSetDevice(device), "select the device");
+  // The kernels are built for CMAKE_CUDA_ARCHITECTURES (sm_90 by default);
+  // on another GPU the first launch would fail: say so here instead.
+  cudaFuncAttributes attributes{};
+  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, AddKernel); e != cudaSuccess) {
+    cudaGetLastError();
+    return absl::FailedPreconditionError(StrCat(
+        "GPU ", device, " (", devices[static_cast<size_t>(device)].name, ", compute capability ",
+        devices[static_cast<size_t>(device)].compute_major, ".", devices[static_cast<size_t>(device)].compute_minor,
+        ") cannot run this build's kernels (", cudaGetErrorString(e), "): rebuild with CMAKE_CUDA_ARCHITECTURES set for it"));
+  }
   return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device));
 }
 

@@ -7,7 +7,8 @@
 // computed from its own input row in a fixed order (batch invariance holds
 // as on the CPU). Activations stay F32 (the CPU quantizes them for
 // quantized weights), so results agree with the CPU's within float
-// rounding, not bit for bit. Matmul weights: F32, F16, BF16, Q8_0, Q4_0.
+// rounding, not bit for bit. Matmul weights: F32, F16, BF16, Q8_0, Q4_0,
+// Q6_K. Attention: head_dim <= 256 (MaxCudaHeadDim). All work is on GPU 0.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,9 @@ struct CudaDeviceInfo {
   uint64_t memory_bytes = 0;
   int compute_major = 0, compute_minor = 0;
 };
+
+// The largest head dimension the CUDA attention kernel holds per warp.
+inline constexpr int64_t kMaxCudaHeadDim = 256;
 
 // Whether this binary was built with the CUDA backend.
 bool CudaBackendBuilt();
