@@ -12,8 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "forward_test_util.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
@@ -114,6 +116,36 @@ TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
         for (size_t i = 0; i < la.size(); ++i) ASSERT_NEAR(lb[i], la[i], tol) << "step " << step << " logit " << i;
       }
       std::remove(path.c_str());
+    }
+  }
+}
+
+// DESIGN.md's batch invariance on the GPU: a sequence's logits are the same
+// bits alone, beside another sequence, decoded one token at a time, or with
+// its prompt in chunks (the kernels reduce each row in an order of its
+// own).
+TEST(CudaForwardTest, BatchInvarianceOnTheGpu) {
+  std::string why;
+  if (ListCudaDevices(&why).empty()) {
+    ExpectRequired(why);
+    GTEST_SKIP() << "no GPU to run the model on (" << why << ")";
+  }
+  for (const auto& [arch, type] : std::vector<std::pair<std::string, std::string>>{
+           {"llama", "F32"}, {"qwen2", "Q8_0"}, {"qwen3", "Q4_0"}}) {
+    SCOPED_TRACE(arch + " " + type);
+    auto m = MakeModel(arch, type, ComputeDevice::kCuda);
+    ASSERT_NE(m, nullptr);
+    for (TensorType kv : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
+      const auto alone = RunSeqs(*m, {kSeqA, kSeqB}, 64, false, 1, kv);
+      const auto together_1 = RunSeqs(*m, {kSeqA, kSeqB}, 1, true, 1, kv);
+      const auto together_5 = RunSeqs(*m, {kSeqA, kSeqB}, 5, true, 1, kv);
+      const auto chunked_alone = RunSeqs(*m, {kSeqA, kSeqB}, 3, false, 1, kv);
+      ASSERT_EQ(alone.size(), 2u);
+      for (size_t s = 0; s < 2; ++s) {
+        ExpectBitIdentical(alone[s], together_1[s]);
+        ExpectBitIdentical(alone[s], together_5[s]);
+        ExpectBitIdentical(alone[s], chunked_alone[s]);
+      }
     }
   }
 }
