@@ -5,7 +5,6 @@
 // for quantized weights), so only summation order differs; Q8_0 weights
 // once more with a looser bound on the logits. One skip line without a GPU.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,23 +19,9 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 #include "model/model_runner.h"
-#include "model/random_model.h"
 
 namespace swiftlet {
 namespace {
-
-std::string WriteModel(const std::string& arch, const std::string& type) {
-  RandomModelSpec spec = *RandomModelPreset("tiny");
-  spec.arch = *ArchitectureFromName(arch);
-  spec.n_embd = 256;
-  spec.n_layer = 2;
-  spec.n_ff = 512;
-  spec.weights = *ParseQuantTarget(type);
-  const std::string path =
-      ::testing::TempDir() + "/cuda_fwd_" + arch + "_" + type + "." + std::to_string(::getpid()) + ".gguf";
-  EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
-  return path;
-}
 
 struct GreedyRun {
   std::vector<int32_t> tokens;             // The continuation.
@@ -90,7 +75,7 @@ TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
   for (const std::string arch : {"llama", "qwen2", "qwen3"}) {
     for (const std::string type : {"F32", "Q8_0"}) {
       SCOPED_TRACE(arch + " " + type);
-      const std::string path = WriteModel(arch, type);
+      const std::string path = WriteTestModel(arch, type);
       auto cpu = Model::Load(path);
       auto gpu = Model::Load(path, nullptr, ComputeDevice::kCuda);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
@@ -160,7 +145,7 @@ TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("cpu, cuda"), std::string::npos) << bad.status();
 
-  const std::string path = WriteModel("llama", "F32");
+  const std::string path = WriteTestModel("llama", "F32");
   auto cpu = Model::Load(path);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   if (!ListCudaDevices().empty()) {

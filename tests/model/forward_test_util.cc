@@ -11,7 +11,7 @@
 
 namespace swiftlet {
 
-std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& type, ComputeDevice device) {
+std::string WriteTestModel(const std::string& arch, const std::string& type) {
   RandomModelSpec spec = *RandomModelPreset("tiny");
   spec.arch = *ArchitectureFromName(arch);
   spec.n_embd = 256;
@@ -20,7 +20,11 @@ std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& typ
   spec.weights = *ParseQuantTarget(type);
   const std::string path = ::testing::TempDir() + "/fwd_" + arch + "_" + type + "." + std::to_string(::getpid()) + ".gguf";  // one per test process
   EXPECT_TRUE(WriteRandomModel(spec, path, 2).ok());
-  auto m = Model::Load(path, nullptr, device);
+  return path;
+}
+
+std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& type, ComputeDevice device) {
+  auto m = Model::Load(WriteTestModel(arch, type), nullptr, device);
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? std::move(*m) : nullptr;
 }

@@ -12,6 +12,10 @@
 
 namespace swiftlet {
 
+// Writes a 2-layer random model of `arch` ("llama", "qwen2", "qwen3") with
+// `type` weights into the test's temporary directory; returns its path.
+std::string WriteTestModel(const std::string& arch, const std::string& type);
+
 // A 2-layer model of `arch` ("llama", "qwen2", "qwen3") with `type`
 // weights, loaded on `device`; null (after a test failure) if that fails.
 std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& type,
