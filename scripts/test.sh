@@ -23,6 +23,10 @@ scripts/build.sh build -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
 scripts/bundled_model.sh
 echo "== tests at $((SECONDS - start)) s" >&2
 ctest --test-dir build --output-on-failure -j2
+# The tests' scratch files (generated models, server logs: ~1.4 GB) are
+# kept when a test fails, to look at, and dropped once all passed: CI
+# machines have had little free disk, and the next builds need it.
+rm -rf build/test-tmp && mkdir build/test-tmp
 
 echo "== build (ASan + UBSan) at $((SECONDS - start)) s" >&2
 # The benchmarks are not tests: the sanitizer build skips them, and the CUDA
@@ -31,6 +35,7 @@ echo "== build (ASan + UBSan) at $((SECONDS - start)) s" >&2
 CXX=clang++ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_BENCH=OFF -DSWIFTLET_CUDA=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
+rm -rf build-asan/test-tmp && mkdir build-asan/test-tmp
 
 echo "== fuzz the GGUF reader, the tokenizers and the parsers at $((SECONDS - start)) s" >&2
 CXX=clang++ scripts/build.sh build-fuzz -DSWIFTLET_FUZZ=ON -DSWIFTLET_TESTS=OFF

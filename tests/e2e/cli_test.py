@@ -8,6 +8,7 @@ as docs/QUANTIZATION.md states them, not from swiftlet's own output.
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ class Tmp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="swiftlet-e2e-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
 
     def path(self, name):
         return os.path.join(self.dir, name)

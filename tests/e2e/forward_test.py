@@ -16,6 +16,7 @@ Checks per case:
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,6 +92,7 @@ class Forward(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="swiftlet-forward-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
         cls.results = {}
         cls.summary = {}
 

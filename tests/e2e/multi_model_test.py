@@ -63,6 +63,7 @@ class MultiModel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="swiftlet-multi-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
         q8 = serve_process.make_model(SWIFTLET, SHARED, cls.dir, qtype="Q8_0")
         q4 = serve_process.make_model(SWIFTLET, SHARED, cls.dir, qtype="Q4_0")
         # Three models: the default (a) and two that share the rest of the

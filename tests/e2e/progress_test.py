@@ -8,6 +8,7 @@ Run by ctest: progress_test.py SWIFTLET SHARED_DIR.
 
 import os
 import pty
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,7 @@ class Progress(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="swiftlet-progress-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
         cls.model = serve_process.make_model(SWIFTLET, SHARED, cls.dir)
 
     def test_model_load_and_repack(self):

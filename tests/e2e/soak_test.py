@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -176,6 +177,8 @@ def main():
             problems.append(f"serve exited with {rc}:\n{server.log()[-3000:]}")
     for p in problems:
         print("soak: " + p, file=sys.stderr)
+    if not problems:  # Kept to look at when the soak failed.
+        shutil.rmtree(tmp, ignore_errors=True)
     return 1 if problems else 0
 
 
