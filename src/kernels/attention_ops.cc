@@ -2,6 +2,7 @@
 
 #include "kernels/attention_ops_variants.h"
 #include "kernels/float16.h"
+#include "kernels/kernel_exp.h"
 
 namespace swiftlet {
 namespace {
@@ -54,7 +55,18 @@ void AxpyGroup(float* acc, int64_t group, const float* p, const V* v, int64_t n)
   for (int64_t h = 0; h < group; ++h) kAxpy(acc + h * n, p[h], v, n);
 }
 
+float SoftmaxWeights(float* s, int64_t n, float max) {
+  float lanes[16] = {};
+  for (int64_t j = 0; j < n; ++j) lanes[j % 16] += (s[j] = SoftmaxWeight(s[j] - max));
+  for (int width = 8; width >= 1; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+  }
+  return lanes[0];
+}
+
 }  // namespace
+
+float SoftmaxWeight(float x) { return x < kernel_exp_internal::kMinX ? 0.0f : KernelExp(x); }
 
 const AttentionOps& AttentionOpsScalar() {
   static const AttentionOps ops{Dot<float, Same>,
@@ -68,7 +80,8 @@ const AttentionOps& AttentionOpsScalar() {
                                 DotGroup<BlockQ8_0, DotQ8>,
                                 AxpyGroup<float, Axpy<float, Same>>,
                                 AxpyGroup<uint16_t, Axpy<uint16_t, Widen>>,
-                                AxpyGroup<BlockQ8_0, AxpyQ8>};
+                                AxpyGroup<BlockQ8_0, AxpyQ8>,
+                                SoftmaxWeights};
   return ops;
 }
 

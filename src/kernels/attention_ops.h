@@ -39,7 +39,19 @@ struct AttentionOps {
   void (*axpy_group_f32)(float* acc, int64_t group, const float* p, const float* v, int64_t n);
   void (*axpy_group_f16)(float* acc, int64_t group, const float* p, const uint16_t* v, int64_t n);
   void (*axpy_group_q8_0)(float* acc, int64_t group, const float* p, const BlockQ8_0* v, int64_t n);
+
+  // One head's softmax weights over n scores, in place:
+  // s[j] = SoftmaxWeight(s[j] - max); returns their sum, added in the dot
+  // products' order (weight j into lane j % 16, in j order, then the fold).
+  float (*softmax_weights)(float* s, int64_t n, float max);
 };
+
+// e^x for x <= 0, a score's distance below the maximum: KernelExp's value
+// at and above -87, and 0 below it. Such a key weighs under 2^-125 of the
+// maximum's (whose weight is 1), far below a float sum's precision, and
+// skipping it spares KernelExp's clamp (libm's expf would take its slow
+// underflow path there).
+float SoftmaxWeight(float x);
 
 // The scalar specification.
 const AttentionOps& AttentionOpsScalar();

@@ -4,13 +4,16 @@
 #include "kernels/intrinsics.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/attention_ops_variants.h"
+#include "kernels/kernel_exp.h"
 
 namespace swiftlet {
 namespace {
 
 #include "kernels/lanes16_ymm.inc"
+#include "kernels/kernel_exp_ymm.inc"
 
 // Four heads' accumulator pairs + the widened row pair fit the 16
 // registers with room for the query loads.

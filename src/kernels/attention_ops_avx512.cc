@@ -4,13 +4,16 @@
 #include "kernels/intrinsics.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/attention_ops_variants.h"
+#include "kernels/kernel_exp.h"
 
 namespace swiftlet {
 namespace {
 
 #include "kernels/lanes16_zmm.inc"
+#include "kernels/kernel_exp_zmm.inc"
 
 // Eight heads' accumulators + the widened row fit the 32 registers.
 constexpr int64_t kHeadsPerPass = 8;

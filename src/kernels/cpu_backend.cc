@@ -232,19 +232,21 @@ class CpuBackend final : public Backend {
   // 0..n_ctx-1 of KV head kvh; writes their outputs to out likewise. Each
   // key and value row is read once for the whole group (the group ops);
   // per head the order of every operation is that of one head alone: its
-  // scores block by block, its running max, rescale, then its exp, sum and
-  // accumulation in key order.
+  // scores block by block, its running max, rescale, then its softmax
+  // weights and their sum (ops.softmax_weights), and accumulation in key
+  // order.
   static void AttendGroup(const AttentionOps& ops, const float* q, int64_t n_ctx, const KvRows& kv,
                           int64_t kvh, int64_t group, const AttentionShape& s, float* out) {
     const int64_t dim = s.head_dim;
     // Per-thread scratch, grown once: no allocation per token afterwards.
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(group * (dim + 3 + kKeyBlock)));
+    scratch.resize(static_cast<size_t>(group * (dim + 3 + 2 * kKeyBlock)));
     float* acc = scratch.data();
     float* max = acc + group * dim;
     float* sum = max + group;
     float* p = sum + group;
-    float* score = p + group;  // [key j][head h], kKeyBlock keys
+    float* score = p + group;              // [key j][head h], kKeyBlock keys
+    float* weight = score + group * kKeyBlock;  // [head h][key j]
     std::fill(acc, acc + group * dim, 0.0f);
     std::fill(max, max + group, -INFINITY);
     std::fill(sum, sum + group, 0.0f);
@@ -291,27 +293,33 @@ class CpuBackend final : public Backend {
         dots(kv.K(j0 + j) + head_offset, score + j * group);
       }
       for (int64_t h = 0; h < group; ++h) {
+        float* weight_h = weight + h * kKeyBlock;
         float block_max = -INFINITY;
         for (int64_t j = 0; j < n; ++j) {
-          score[j * group + h] *= s.scale;
-          block_max = std::max(block_max, score[j * group + h]);
+          weight_h[j] = score[j * group + h] * s.scale;
+          block_max = std::max(block_max, weight_h[j]);
         }
         if (block_max > max[h]) {
-          // Rescale what came before to the new maximum (exp(-inf) = 0 the
-          // first time).
-          const float correction = std::exp(max[h] - block_max);
+          // Rescale what came before to the new maximum (a weight of 0 the
+          // first time, from -inf).
+          const float correction = SoftmaxWeight(max[h] - block_max);
           sum[h] *= correction;
           float* acc_h = acc + h * dim;
           for (int64_t i = 0; i < dim; ++i) acc_h[i] *= correction;
           max[h] = block_max;
         }
+        // A whole block's exponentials at once, in SIMD lanes.
+        sum[h] += ops.softmax_weights(weight_h, n, max[h]);
       }
       for (int64_t j = 0; j < n; ++j) {
+        bool weighs = false;
         for (int64_t h = 0; h < group; ++h) {
-          p[h] = std::exp(score[j * group + h] - max[h]);
-          sum[h] += p[h];
+          p[h] = weight[h * kKeyBlock + j];
+          weighs |= p[h] != 0.0f;
         }
-        axpys(kv.V(j0 + j) + head_offset);
+        // A key more than 87 below every head's maximum adds nothing
+        // (acc + 0 * v is acc for finite v), so its value row is not read.
+        if (weighs) axpys(kv.V(j0 + j) + head_offset);
       }
     }
     for (int64_t h = 0; h < group; ++h) {

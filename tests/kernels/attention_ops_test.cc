@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,6 +173,63 @@ TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
         check_axpys(ops.axpy_group_f32, scalar.axpy_f32, k.data(), "f32");
         check_axpys(ops.axpy_group_f16, scalar.axpy_f16, kh.data(), "f16");
         check_axpys(ops.axpy_group_q8_0, scalar.axpy_q8_0, kq.data(), "q8_0");
+      }
+    }
+  }
+}
+
+// SoftmaxWeight is e^x from the math (libm in double) down to -87 and 0
+// below it; a block's sum is the 16-lane order written out independently.
+TEST(AttentionOpsTest, ScalarSoftmaxWeightsAreExpAndTheirSumFoldsInTheDocumentedOrder) {
+  for (float x : {0.0f, -1e-3f, -0.5f, -1.0f, -10.0f, -40.0f, -86.0f, -87.0f}) {
+    EXPECT_NEAR(SoftmaxWeight(x), std::exp(static_cast<double>(x)), 3e-7 * std::exp(static_cast<double>(x)))
+        << x;
+  }
+  for (float x : {-87.01f, -88.0f, -104.0f, -1e6f, -INFINITY}) EXPECT_EQ(SoftmaxWeight(x), 0.0f) << x;
+  EXPECT_TRUE(std::isnan(SoftmaxWeight(std::numeric_limits<float>::quiet_NaN())));
+
+  std::mt19937 rng(17);
+  std::normal_distribution<float> dist(0, 30);
+  for (int64_t n : {1, 5, 16, 17, 31, 32, 40}) {
+    std::vector<float> s(n);
+    for (float& x : s) x = dist(rng);
+    const float max = 25.0f;  // some scores below -87 of it, some near it
+    std::vector<float> w(n);
+    float lanes[16] = {};
+    for (int64_t j = 0; j < n; ++j) {
+      w[j] = SoftmaxWeight(s[j] - max);
+      lanes[j % 16] = lanes[j % 16] + w[j];
+    }
+    float f8[8], f4[4], f2[2];
+    for (int l = 0; l < 8; ++l) f8[l] = lanes[l] + lanes[l + 8];
+    for (int l = 0; l < 4; ++l) f4[l] = f8[l] + f8[l + 4];
+    for (int l = 0; l < 2; ++l) f2[l] = f4[l] + f4[l + 2];
+    const float sum = AttentionOpsScalar().softmax_weights(s.data(), n, max);
+    EXPECT_EQ(std::bit_cast<uint32_t>(sum), std::bit_cast<uint32_t>(f2[0] + f2[1])) << "n " << n;
+    EXPECT_EQ(s, w) << "n " << n;
+  }
+}
+
+TEST(AttentionOpsTest, SoftmaxWeightsOfEveryVariantMatchTheScalarTwinBitForBit) {
+  const AttentionOps& scalar = AttentionOpsScalar();
+  std::mt19937 rng(19);
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;
+    const AttentionOps& ops = AttentionOpsFor(isa, 64);
+    for (int64_t n = 1; n <= 48; ++n) {
+      std::normal_distribution<float> dist(0, n % 3 == 0 ? 60.0f : 2.0f);
+      std::vector<float> s(n);
+      for (float& x : s) x = dist(rng);
+      float max = -INFINITY;
+      for (float x : s) max = std::max(max, x);
+      if (n > 3) s[1] = max - 87.0f, s[2] = max - 86.999f, s[3] = -INFINITY;  // either side of the cut
+      std::vector<float> want = s;
+      const float want_sum = scalar.softmax_weights(want.data(), n, max);
+      const float got_sum = ops.softmax_weights(s.data(), n, max);
+      EXPECT_EQ(std::bit_cast<uint32_t>(got_sum), std::bit_cast<uint32_t>(want_sum)) << KernelIsaName(isa) << " n " << n;
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(s[j]), std::bit_cast<uint32_t>(want[j]))
+            << KernelIsaName(isa) << " n " << n << " key " << j;
       }
     }
   }
