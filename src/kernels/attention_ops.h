@@ -47,10 +47,10 @@ struct AttentionOps {
 };
 
 // e^x for x <= 0, a score's distance below the maximum: KernelExp's value
-// at and above -87, and 0 below it. Such a key weighs under 2^-125 of the
-// maximum's (whose weight is 1), far below a float sum's precision, and
-// skipping it spares KernelExp's clamp (libm's expf would take its slow
-// underflow path there).
+// at and above -87, and 0 below it, where KernelExp would clamp. Such a key
+// weighs under 2^-125 of the maximum's (whose weight is 1), far below what
+// a float sum of weights can hold, and a key of weight 0 for every head of
+// a group needs no value row read.
 float SoftmaxWeight(float x);
 
 // The scalar specification.

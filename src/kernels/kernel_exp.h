@@ -1,8 +1,8 @@
 // The kernels' exponential: our own e^x, built from IEEE float additions
-// and multiplications only, so every SIMD twin (lanes16_zmm.inc,
-// lanes16_ymm.inc) runs exactly the same operations and matches the scalar
-// function bit for bit. A libm expf cannot be matched that way, and it is
-// slow where it underflows (errno handling below e^-87).
+// and multiplications only, so its SIMD twins (kernel_exp_zmm.inc,
+// kernel_exp_ymm.inc) run exactly the same operations and match it bit for
+// bit. A libm expf cannot be matched that way, and is slow where its
+// result underflows (it sets errno there).
 #pragma once
 
 namespace swiftlet {
