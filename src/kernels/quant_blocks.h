@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/tensor_type.h"
 
 namespace swiftlet {
@@ -120,7 +121,8 @@ SWIFTLET_CHECK_BLOCK(BlockQ8_K);
 // Internal linkage on purpose: the ISA variants (compiled with -mavx2 or
 // -mavx512*) include this header, and a shared inline copy could be the one
 // the linker keeps for scalar callers on CPUs without those instructions.
-static inline void UnpackScaleMinK4(const uint8_t* scales, int j, uint8_t* sc, uint8_t* m) {
+// The CUDA kernels decode with this same function.
+SWIFTLET_HOST_DEVICE static inline void UnpackScaleMinK4(const uint8_t* scales, int j, uint8_t* sc, uint8_t* m) {
   if (j < 4) {
     *sc = scales[j] & 63;
     *m = scales[j + 4] & 63;

@@ -79,14 +79,28 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   EXPECT_FALSE(gpu.SharesHostMemory());
 
   // Matmuls of every supported type, and GetRows of the same tables; 19
-  // rows: two whole tiles of 8 and a partial one.
-  const int64_t n_in = 512, n_out = 40, rows = 19;
-  const std::vector<float> x = Gaussian(n_in * rows, 1);
-  const std::vector<float> wf = Gaussian(n_in * n_out, 2);
-  float* dx = mem.Put(x);
+  // rows: two whole tiles of 8 and a partial one. Rows of 1,280 elements
+  // take the sliced kernels (weight_slices.h) in whole passes of the warp;
+  // 544 elements (17 blocks of 32) and F32's 516 (129 slices) leave the
+  // last pass part empty; F16 and BF16 rows of 516, not a whole number of
+  // 16-byte slices, take the element-wise kernels.
+  const int64_t n_out = 40, rows = 19;
+  struct Case {
+    TensorType type;
+    int64_t n_in;
+  };
+  std::vector<Case> cases;
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0, TensorType::kQ4_0,
-                       TensorType::kQ6_K}) {
-    SCOPED_TRACE(NameOf(t));
+                       TensorType::kQ4_K, TensorType::kQ5_K, TensorType::kQ6_K}) {
+    cases.push_back({t, 1280});
+  }
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16}) cases.push_back({t, 516});
+  for (TensorType t : {TensorType::kQ8_0, TensorType::kQ4_0}) cases.push_back({t, 544});
+  for (const auto& [t, n_in] : cases) {
+    SCOPED_TRACE(std::string(NameOf(t)) + " n_in " + std::to_string(n_in));
+    const std::vector<float> x = Gaussian(n_in * rows, 1);
+    const std::vector<float> wf = Gaussian(n_in * n_out, 2);
+    float* dx = mem.Put(x);
     uint64_t row_bytes = 0;
     ASSERT_TRUE(RowBytes(t, n_in, &row_bytes));
     std::vector<uint8_t> w(row_bytes * n_out);
@@ -117,9 +131,9 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
     cpu->GetRows(file, ids.data(), static_cast<int64_t>(ids.size()), want.data());
     ExpectNear(mem.Get(dgot, got.size()), want, 0, "GetRows");
   }
-  const auto unsupported = gpu.PrepareWeight({TensorType::kQ4_K, 256, 16, nullptr, 144}, Backend::WeightUse::kMatMul, 1);
+  const auto unsupported = gpu.PrepareWeight({TensorType::kQ5_0, 256, 16, nullptr, 176}, Backend::WeightUse::kMatMul, 1);
   ASSERT_FALSE(unsupported.ok());
-  EXPECT_NE(unsupported.status().message().find("Q4_K"), std::string::npos) << unsupported.status();
+  EXPECT_NE(unsupported.status().message().find("Q5_0"), std::string::npos) << unsupported.status();
 
   // Row ops.
   const int64_t n = 576, count = 5;

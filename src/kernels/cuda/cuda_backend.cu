@@ -2,10 +2,12 @@
 // stream, so every op, copy and buffer operation is ordered after the ones
 // called before it, as backend.h promises; Download waits for them.
 //
-// Kernels are the plain form of each op: one warp per (output row, tile of
-// 8 batch rows) for matmuls, one warp per (batch row, head) for attention, one block
-// per row for RMSNorm. Each reduces in a fixed order that does not depend on
-// the batch, so a row's result is the same in any batch.
+// Matmuls give one warp to each (output row, tile of 8 batch rows), its
+// lanes decoding whole slices of the weight row with wide loads
+// (weight_slices.h, checked on the CPU); attention one warp to each (batch
+// row, head); RMSNorm one block to each row. Each reduces in a fixed order
+// that does not depend on the batch, so a row's result is the same in any
+// batch.
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_fp16.h>
@@ -19,6 +21,7 @@
 
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "kernels/cuda/weight_slices.h"
 #include "kernels/quant_blocks.h"
 
 namespace swiftlet {
@@ -51,21 +54,8 @@ __device__ float WarpSum(float v) {
   return v;
 }
 
-// Element i of a Q6_K row (ggml's layout): 256-element blocks in two halves
-// of 128; in a half, quadrant g of 32 takes the low (g < 2) or high nibble
-// of ql[l + 32 * (g % 2)], bits 2g..2g+1 of qh[l], and scale l / 16 + 2g.
-__device__ float Q6KElement(const uint8_t* row, int64_t i) {
-  const BlockQ6_K& b = reinterpret_cast<const BlockQ6_K*>(row)[i / BlockQ6_K::kElems];
-  const int r = static_cast<int>(i % BlockQ6_K::kElems);
-  const int half = r / 128, g = r % 128 / 32, l = r % 32;
-  const uint8_t ql = b.ql[half * 64 + l + (g % 2) * 32];
-  const int low = g < 2 ? (ql & 0x0f) : (ql >> 4);
-  const int high = (b.qh[half * 32 + l] >> (2 * g)) & 3;
-  const int scale = b.scales[half * 8 + l / 16 + 2 * g];
-  return Half(b.d) * static_cast<float>(scale) * static_cast<float>((low | high << 4) - 32);
-}
-
-// Element i of a row of `type` (F32, F16, BF16, Q8_0, Q4_0, Q6_K).
+// Element i of a row of `type`, one at a time: attention's cache rows (F32,
+// F16, Q8_0) and float weights whose rows are not a whole number of slices.
 __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
   switch (type) {
     case TensorType::kF16: return Half(reinterpret_cast<const uint16_t*>(row)[i]);
@@ -74,50 +64,87 @@ __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
       const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(row)[i / BlockQ8_0::kElems];
       return Half(b.d) * static_cast<float>(b.qs[i % BlockQ8_0::kElems]);
     }
-    case TensorType::kQ4_0: {
-      const BlockQ4_0& b = reinterpret_cast<const BlockQ4_0*>(row)[i / BlockQ4_0::kElems];
-      const int j = static_cast<int>(i % BlockQ4_0::kElems);
-      const int half = BlockQ4_0::kElems / 2;
-      const int q = j < half ? (b.qs[j] & 0x0f) : (b.qs[j - half] >> 4);
-      return Half(b.d) * static_cast<float>(q - 8);
-    }
-    case TensorType::kQ6_K: return Q6KElement(row, i);
     default: return reinterpret_cast<const float*>(row)[i];
   }
 }
 
-// Batch rows per warp in MatMulKernel: each weight element is read once
-// for this many activation rows.
-constexpr int kRowsPerWarp = 8;
+using cuda_slices::kRowsPerWarp;
 
-// y[t * n_out + o] = W[o] · x[t]: one warp per (o, tile of kRowsPerWarp
-// batch rows). Lanes stride over n_in and each row's sum then goes through
-// the same butterfly, so a row's result does not depend on the tile it
-// shares (batch invariance).
-__global__ void MatMulKernel(TensorType type, const uint8_t* w, size_t row_bytes, int64_t n_in,
-                             int64_t n_out, const float* x, int64_t n_rows, float* y) {
+// The warp of (output row o, tile of kRowsPerWarp batch rows from t0), or
+// false past the last one. Every lane of a warp gets the same answer, so
+// whole warps leave together and the rest can shuffle.
+struct MatMulWarp {
+  int64_t o, t0;
+  int rows, lane;
+};
+__device__ bool FindMatMulWarp(int64_t n_out, int64_t n_rows, MatMulWarp* m) {
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp;
   const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
-  if (warp >= n_out * tiles) return;
-  const int64_t o = warp % n_out, t0 = warp / n_out * kRowsPerWarp;
-  const int rows = static_cast<int>(min(static_cast<int64_t>(kRowsPerWarp), n_rows - t0));
-  const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-  float sum[kRowsPerWarp] = {};
-  for (int64_t i = lane; i < n_in; i += kWarp) {
-    const float wi = Element(type, row, i);
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      if (r < rows) sum[r] += wi * x[(t0 + r) * n_in + i];
-    }
-  }
+  if (warp >= n_out * tiles) return false;
+  m->o = warp % n_out;
+  m->t0 = warp / n_out * kRowsPerWarp;
+  m->rows = static_cast<int>(min(static_cast<int64_t>(kRowsPerWarp), n_rows - m->t0));
+  m->lane = threadIdx.x % kWarp;
+  return true;
+}
+
+// Sums each lane's share through the same butterfly and stores the tile's
+// results: row r's value does not depend on the tile it shares.
+__device__ void StoreMatMulTile(const MatMulWarp& m, const float* sum, int64_t n_out, float* y) {
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const float total = WarpSum(sum[r]);  // Every lane joins the shuffle.
-    if (r < rows && lane == 0) y[(t0 + r) * n_out + o] = total;
+    if (r < m.rows && m.lane == 0) y[(m.t0 + r) * n_out + m.o] = total;
   }
 }
 
-__global__ void GetRowsKernel(TensorType type, const uint8_t* table, size_t row_bytes, int64_t n_in,
-                              const int32_t* ids, int64_t n, float* out) {
+// y[t * n_out + o] = W[o] · x[t]: one warp per (o, tile of kRowsPerWarp
+// batch rows), each lane decoding whole slices of the row with wide loads
+// (weight_slices.h) and using each decoded weight for every row of the tile.
+template <typename Slice>
+__global__ void MatMulKernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const float* x,
+                             int64_t n_rows, float* y) {
+  MatMulWarp m;
+  if (!FindMatMulWarp(n_out, n_rows, &m)) return;
+  float sum[kRowsPerWarp] = {};
+  cuda_slices::AccumulateLane<Slice>(w + static_cast<size_t>(m.o) * row_bytes, n_in / Slice::kElems,
+                                     x + m.t0 * n_in, n_in, m.rows, m.lane, sum);
+  StoreMatMulTile(m, sum, n_out, y);
+}
+
+// The same product one element per lane per step, for float rows that are
+// not a whole number of 16-byte slices.
+__global__ void MatMulElementKernel(TensorType type, const uint8_t* w, size_t row_bytes, int64_t n_in,
+                                    int64_t n_out, const float* x, int64_t n_rows, float* y) {
+  MatMulWarp m;
+  if (!FindMatMulWarp(n_out, n_rows, &m)) return;
+  const uint8_t* row = w + static_cast<size_t>(m.o) * row_bytes;
+  float sum[kRowsPerWarp] = {};
+  for (int64_t i = m.lane; i < n_in; i += kWarp) {
+    const float wi = Element(type, row, i);
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      if (r < m.rows) sum[r] += wi * x[(m.t0 + r) * n_in + i];
+    }
+  }
+  StoreMatMulTile(m, sum, n_out, y);
+}
+
+// One thread per (row, block, slice) of the rows asked for.
+template <typename Slice>
+__global__ void GetRowsKernel(const uint8_t* table, size_t row_bytes, int64_t n_in, const int32_t* ids, int64_t n,
+                              float* out) {
+  const int64_t per_row = n_in / Slice::kElems * Slice::kSlices;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n * per_row) return;
+  const int64_t t = i / per_row, b = i % per_row / Slice::kSlices;
+  const int s = static_cast<int>(i % Slice::kSlices);
+  float w[Slice::kWeights];
+  Slice::Decode(table + static_cast<size_t>(ids[t]) * row_bytes + static_cast<size_t>(b) * Slice::kBytes, s, w);
+  float* o = out + t * n_in + b * Slice::kElems;
+  for (int k = 0; k < Slice::kWeights; ++k) o[Slice::Index(s, k)] = w[k];
+}
+
+__global__ void GetRowsElementKernel(TensorType type, const uint8_t* table, size_t row_bytes, int64_t n_in,
+                                     const int32_t* ids, int64_t n, float* out) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * n_in) return;
   const int64_t t = i / n_in, e = i % n_in;
@@ -330,11 +357,12 @@ class CudaWeight final : public ResidentWeight {
   WeightView view_;
 };
 
-// Q6_K is here for the heads of Q4_0 and K-quant files (quantize gives
-// output.weight six bits).
-bool Supported(TensorType t) {
-  return t == TensorType::kF32 || t == TensorType::kF16 || t == TensorType::kBF16 ||
-         t == TensorType::kQ8_0 || t == TensorType::kQ4_0 || t == TensorType::kQ6_K;
+// Whether the sliced kernels take `w`: a type with a slice, rows a whole
+// number of its blocks (always, for the quantized types).
+bool Sliced(const WeightView& w) {
+  bool whole = false;
+  cuda_slices::WithSlice(w.type, [&](auto slice) { whole = w.n_in % decltype(slice)::kElems == 0; });
+  return whole;
 }
 
 class CudaBackend final : public Backend {
@@ -360,11 +388,15 @@ class CudaBackend final : public Backend {
 
   absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse,
                                                                 int) override {
-    if (!Supported(w.type)) {
+    if (!cuda_slices::WithSlice(w.type, [](auto) {})) {
       return absl::UnimplementedError(
           StrCat("the CUDA backend does not compute with ", NameOf(w.type), " weights yet"));
     }
     SWIFTLET_CHECK(w.layout == WeightLayout::kRows);
+    // Rows the slices do not take are read element by element, which only
+    // the float types can be.
+    SWIFTLET_CHECK(Sliced(w) || w.type == TensorType::kF32 || w.type == TensorType::kF16 ||
+                   w.type == TensorType::kBF16);
     const size_t bytes = static_cast<size_t>(w.n_out) * w.row_bytes;
     std::unique_ptr<DeviceBuffer> memory = Allocate(bytes);
     if (memory == nullptr) {
@@ -382,8 +414,14 @@ class CudaBackend final : public Backend {
     if (n_rows == 0) return;
     constexpr int kThreads = 256;
     const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
-    MatMulKernel<<<Blocks(w.n_out * tiles * kWarp, kThreads), kThreads>>>(w.type, w.data, w.row_bytes, w.n_in,
-                                                                          w.n_out, x, n_rows, y);
+    const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
+    if (Sliced(w)) {
+      cuda_slices::WithSlice(w.type, [&](auto slice) {
+        MatMulKernel<decltype(slice)><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+      });
+    } else {
+      MatMulElementKernel<<<blocks, kThreads>>>(w.type, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+    }
     CheckLaunch("MatMul");
   }
 
@@ -452,8 +490,16 @@ class CudaBackend final : public Backend {
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
     SWIFTLET_CHECK(table.device == Device::kCuda);
     if (n == 0) return;
-    GetRowsKernel<<<Blocks(n * table.n_in, 256), 256>>>(table.type, table.data, table.row_bytes, table.n_in, ids,
-                                                         n, out);
+    if (Sliced(table)) {
+      cuda_slices::WithSlice(table.type, [&](auto slice) {
+        using S = decltype(slice);
+        const int64_t threads = n * (table.n_in / S::kElems) * S::kSlices;
+        GetRowsKernel<S><<<Blocks(threads, 256), 256>>>(table.data, table.row_bytes, table.n_in, ids, n, out);
+      });
+    } else {
+      GetRowsElementKernel<<<Blocks(n * table.n_in, 256), 256>>>(table.type, table.data, table.row_bytes,
+                                                                  table.n_in, ids, n, out);
+    }
     CheckLaunch("GetRows");
   }
 

@@ -3,12 +3,12 @@
 // memory. Built when CMake finds nvcc (SWIFTLET_CUDA=AUTO, the default);
 // without it these functions say so.
 //
-// First version: plain kernels written for correctness, each output row
-// computed from its own input row in a fixed order (batch invariance holds
-// as on the CPU). Activations stay F32 (the CPU quantizes them for
-// quantized weights), so results agree with the CPU's within float
-// rounding, not bit for bit. Matmul weights: F32, F16, BF16, Q8_0, Q4_0,
-// Q6_K. Attention: head_dim <= 256 (MaxCudaHeadDim). All work is on GPU 0.
+// Each output row is computed from its own input row in a fixed order
+// (batch invariance holds as on the CPU). Activations stay F32 (the CPU
+// quantizes them for quantized weights), so results agree with the CPU's
+// within float rounding, not bit for bit. Matmul weights: F32, F16, BF16,
+// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. Attention: head_dim <= 256
+// (kMaxCudaHeadDim). All work is on GPU 0.
 #pragma once
 
 #include <memory>
