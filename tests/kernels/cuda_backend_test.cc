@@ -3,13 +3,15 @@
 // CUDA, the test says so in one skip line; with SWIFTLET_REQUIRE_GPU=1 (the
 // GPU check script) that is a failure instead.
 //
-// Tolerances: the GPU keeps activations in F32 where the CPU quantizes them
-// for quantized weights, so matmuls are checked against double-precision
-// math on the dequantized weights (relative 1e-5 of the sum of |terms|);
-// element-wise ops and attention against the CPU backend (1e-5 absolute on
-// values of order 1; RoPE's angles are double on both).
+// Tolerances: matmuls are checked against double-precision math on the
+// dequantized weights and on the activations as the backend sees them (F32
+// for float weights; for quantized weights quantized as QuantizeRowQ8_0
+// quantizes them, which the GPU must do to the bit), relative 1e-5 of the
+// sum of |terms|; element-wise ops and attention against the CPU backend
+// (1e-5 absolute on values of order 1; RoPE's angles are double on both).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -58,6 +60,16 @@ class Gpu {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers_;
 };
 
+// x as the backend's quantized matmuls see it: blocks of 32 quantized by
+// QuantizeRowQ8_0, then what each quant stands for.
+std::vector<float> AsQuantizedActivations(const std::vector<float>& x) {
+  std::vector<BlockQ8_0> blocks(x.size() / BlockQ8_0::kElems);
+  QuantizeRowQ8_0(x.data(), blocks.data(), static_cast<int64_t>(x.size()));
+  std::vector<float> out(x.size());
+  DequantizeRow(TensorType::kQ8_0, blocks.data(), out.data(), static_cast<int64_t>(out.size()));
+  return out;
+}
+
 void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " element " << i;
@@ -101,6 +113,8 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
     const std::vector<float> x = Gaussian(n_in * rows, 1);
     const std::vector<float> wf = Gaussian(n_in * n_out, 2);
     float* dx = mem.Put(x);
+    const bool quantized = t != TensorType::kF32 && t != TensorType::kF16 && t != TensorType::kBF16;
+    const std::vector<float> xs = quantized ? AsQuantizedActivations(x) : x;
     uint64_t row_bytes = 0;
     ASSERT_TRUE(RowBytes(t, n_in, &row_bytes));
     std::vector<uint8_t> w(row_bytes * n_out);
@@ -118,8 +132,8 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
       for (int64_t r = 0; r < rows; ++r) {
         double want = 0, mag = 0;
         for (int64_t i = 0; i < n_in; ++i) {
-          want += double(wr[i]) * x[r * n_in + i];
-          mag += std::fabs(double(wr[i]) * x[r * n_in + i]);
+          want += double(wr[i]) * xs[r * n_in + i];
+          mag += std::fabs(double(wr[i]) * xs[r * n_in + i]);
         }
         ASSERT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
       }
@@ -131,6 +145,41 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
     cpu->GetRows(file, ids.data(), static_cast<int64_t>(ids.size()), want.data());
     ExpectNear(mem.Get(dgot, got.size()), want, 0, "GetRows");
   }
+  // MatMuls of weights of several types on one x (as Q4_K_M's Q, K and V:
+  // Q4_K, Q4_K, Q6_K; with an F16 among them): each job's result the bits
+  // MatMul gives it alone.
+  {
+    const int64_t n_in = 768;
+    const std::vector<float> x = Gaussian(n_in * rows, 6);
+    float* dx = mem.Put(x);
+    std::vector<std::vector<uint8_t>> files;
+    std::vector<std::unique_ptr<ResidentWeight>> residents;
+    std::vector<MatMulJob> jobs;
+    std::vector<float*> alone;
+    for (TensorType t : {TensorType::kQ4_K, TensorType::kF16, TensorType::kQ6_K}) {
+      uint64_t row_bytes = 0;
+      ASSERT_TRUE(RowBytes(t, n_in, &row_bytes));
+      const std::vector<float> wf = Gaussian(n_in * n_out, 7 + static_cast<uint32_t>(jobs.size()));
+      files.emplace_back(row_bytes * n_out);
+      for (int64_t o = 0; o < n_out; ++o) QuantizeRow(t, &wf[o * n_in], &files.back()[o * row_bytes], n_in);
+      auto resident = gpu.PrepareWeight({t, n_in, n_out, files.back().data(), row_bytes},
+                                        Backend::WeightUse::kMatMul, 1);
+      ASSERT_TRUE(resident.ok()) << resident.status();
+      residents.push_back(std::move(*resident));
+      jobs.push_back({residents.back()->view(), mem.Put(std::vector<float>(rows * n_out))});
+      alone.push_back(mem.Put(std::vector<float>(rows * n_out)));
+      gpu.MatMul(residents.back()->view(), dx, rows, alone.back());
+    }
+    gpu.MatMuls(jobs, dx, rows);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const std::vector<float> together = mem.Get(jobs[j].y, rows * n_out);
+      const std::vector<float> single = mem.Get(alone[j], rows * n_out);
+      for (size_t i = 0; i < together.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(together[i]), std::bit_cast<uint32_t>(single[i])) << "job " << j << " " << i;
+      }
+    }
+  }
+
   const auto unsupported = gpu.PrepareWeight({TensorType::kQ5_0, 256, 16, nullptr, 176}, Backend::WeightUse::kMatMul, 1);
   ASSERT_FALSE(unsupported.ok());
   EXPECT_NE(unsupported.status().message().find("Q5_0"), std::string::npos) << unsupported.status();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/dequantize.h"
+#include "kernels/float16.h"
 #include "kernels/quantize.h"
 
 namespace swiftlet::cuda_slices {
@@ -150,6 +151,90 @@ TEST(CudaWeightSlicesTest, WarpDotMatchesTheMathAndDoesNotDependOnTheBatch) {
           if (r >= 2 && r < 5) {
             ASSERT_EQ(std::bit_cast<uint32_t>(three[r - 2]), std::bit_cast<uint32_t>(eight[r])) << "batch row " << r;
           }
+        }
+      }
+    }
+  }
+}
+
+// x rows quantized as the CPU quantizes activations (QuantizeRowQ8_0),
+// split as the GPU keeps them: quants, and scales as floats.
+struct QuantizedRows {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<float> values;  // What they stand for: q * d.
+};
+QuantizedRows QuantizeRows(const std::vector<float>& x, int64_t n_in) {
+  QuantizedRows out;
+  const int64_t blocks = static_cast<int64_t>(x.size()) / kActivationBlock;
+  std::vector<BlockQ8_0> b(blocks);
+  QuantizeRowQ8_0(x.data(), b.data(), static_cast<int64_t>(x.size()));
+  for (const BlockQ8_0& block : b) {
+    out.d.push_back(Fp16ToFp32(block.d));
+    for (int j = 0; j < kActivationBlock; ++j) {
+      out.q.push_back(block.qs[j]);
+      out.values.push_back(static_cast<float>(block.qs[j]) * out.d.back());
+    }
+  }
+  EXPECT_EQ(static_cast<int64_t>(out.d.size()), static_cast<int64_t>(x.size()) / kActivationBlock);
+  (void)n_in;
+  return out;
+}
+
+// What the integer matmul kernel's warp computes for `rows` batch rows of
+// quantized x starting at row `first`.
+std::vector<float> WarpDotQ8(TensorType t, const uint8_t* row, int64_t n_in, const QuantizedRows& x, int first,
+                             int rows) {
+  std::vector<std::vector<float>> lanes(rows, std::vector<float>(32));
+  WithSlice(t, [&](auto slice) {
+    using S = decltype(slice);
+    if constexpr (S::kIntegerDot) {
+      for (int lane = 0; lane < 32; ++lane) {
+        float sum[kRowsPerWarp] = {};
+        AccumulateLaneQ8<S>(row, n_in / S::kElems, x.q.data() + first * n_in,
+                            x.d.data() + first * n_in / kActivationBlock, n_in, rows, lane, sum);
+        for (int r = 0; r < rows; ++r) lanes[r][lane] = sum[r];
+      }
+    }
+  });
+  std::vector<float> out(rows);
+  for (int r = 0; r < rows; ++r) out[r] = Butterfly(lanes[r]);
+  return out;
+}
+
+// Quantized weights against quantized activations (integer dot products,
+// dp4a on the GPU): the sums of what both stand for, in double, within
+// 1e-6 of the sum of |terms|; each batch row's result the same bits alone.
+// Scales of 3 and 1e-3 so the activation scales are not all alike.
+TEST(CudaWeightSlicesTest, IntegerWarpDotMatchesTheMathOnQuantizedActivations) {
+  for (TensorType t : kTypes) {
+    bool integer = false;
+    WithSlice(t, [&](auto slice) { integer = decltype(slice)::kIntegerDot; });
+    if (!integer) continue;
+    for (int64_t n_in : {256, 800, 4352}) {
+      if (n_in % static_cast<int64_t>(BlockElems(t)) != 0) continue;
+      SCOPED_TRACE(std::string(NameOf(t)) + " n_in " + std::to_string(n_in));
+      const int64_t n_out = 3;
+      uint64_t row_bytes = 0;
+      const std::vector<uint8_t> w = Rows(t, n_in, n_out, 21, &row_bytes);
+      std::vector<float> xf = Gaussian(static_cast<size_t>(n_in * kRowsPerWarp), 22, 3);
+      for (int64_t i = 0; i < n_in; ++i) xf[i] *= 1e-3f;  // Row 0 small.
+      const QuantizedRows x = QuantizeRows(xf, n_in);
+      std::vector<float> wr(n_in);
+      for (int64_t o = 0; o < n_out; ++o) {
+        const uint8_t* row = &w[o * row_bytes];
+        DequantizeRow(t, row, wr.data(), n_in);
+        const std::vector<float> eight = WarpDotQ8(t, row, n_in, x, 0, kRowsPerWarp);
+        for (int r = 0; r < kRowsPerWarp; ++r) {
+          double want = 0, mag = 0;
+          for (int64_t i = 0; i < n_in; ++i) {
+            want += double(wr[i]) * x.values[r * n_in + i];
+            mag += std::fabs(double(wr[i]) * x.values[r * n_in + i]);
+          }
+          ASSERT_GT(mag, 0);
+          ASSERT_NEAR(eight[r], want, 1e-6 * mag) << "row " << o << " batch row " << r;
+          const std::vector<float> alone = WarpDotQ8(t, row, n_in, x, r, 1);
+          ASSERT_EQ(std::bit_cast<uint32_t>(alone[0]), std::bit_cast<uint32_t>(eight[r])) << "batch row " << r;
         }
       }
     }

@@ -54,6 +54,20 @@ __device__ float WarpSum(float v) {
   return v;
 }
 
+// Lane `lane`'s element x of a block of 32 quantized as QuantizeRowQ8_0
+// quantizes it (d = max|x| / 127, q = round(x / d) within ±127, the same
+// IEEE operations); every lane of the warp joins, and all get d's F16 bits.
+__device__ int8_t QuantizeLaneQ8(float x, uint16_t* d_bits) {
+  float amax = fabsf(x);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+  }
+  const float d = amax / 127.0f;
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  *d_bits = __half_as_ushort(__float2half_rn(d));
+  return static_cast<int8_t>(fminf(fmaxf(rintf(x * id), -127.0f), 127.0f));
+}
+
 // Element i of a row of `type`, one at a time: attention's cache rows (F32,
 // F16, Q8_0) and float weights whose rows are not a whole number of slices.
 __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
@@ -81,8 +95,10 @@ __device__ bool FindMatMulWarp(int64_t n_out, int64_t n_rows, MatMulWarp* m) {
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
   if (warp >= n_out * tiles) return false;
-  m->o = warp % n_out;
-  m->t0 = warp / n_out * kRowsPerWarp;
+  // A weight row's tiles go to neighbouring warps, which read it at about
+  // the same time: HBM delivers it once, L2 the other times.
+  m->o = warp / tiles;
+  m->t0 = warp % tiles * kRowsPerWarp;
   m->rows = static_cast<int>(min(static_cast<int64_t>(kRowsPerWarp), n_rows - m->t0));
   m->lane = threadIdx.x % kWarp;
   return true;
@@ -109,6 +125,33 @@ __global__ void MatMulKernel(const uint8_t* w, size_t row_bytes, int64_t n_in, i
   cuda_slices::AccumulateLane<Slice>(w + static_cast<size_t>(m.o) * row_bytes, n_in / Slice::kElems,
                                      x + m.t0 * n_in, n_in, m.rows, m.lane, sum);
   StoreMatMulTile(m, sum, n_out, y);
+}
+
+// MatMulKernel for quantized weights against activations quantized by
+// QuantizeActivationsKernel (weight_slices.h's kActivationBlock): integer
+// dot products of each slice (dp4a), scaled once per slice.
+template <typename Slice>
+__global__ void MatMulQ8Kernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const int8_t* q,
+                               const float* d, int64_t n_rows, float* y) {
+  MatMulWarp m;
+  if (!FindMatMulWarp(n_out, n_rows, &m)) return;
+  float sum[kRowsPerWarp] = {};
+  cuda_slices::AccumulateLaneQ8<Slice>(w + static_cast<size_t>(m.o) * row_bytes, n_in / Slice::kElems,
+                                       q + m.t0 * n_in, d + m.t0 * (n_in / cuda_slices::kActivationBlock), n_in,
+                                       m.rows, m.lane, sum);
+  StoreMatMulTile(m, sum, n_out, y);
+}
+
+// One warp per block of 32 activations (rows of n_in, a multiple of 32, are
+// contiguous): quants to q, scales as floats to d.
+__global__ void QuantizeActivationsKernel(const float* x, int64_t n_blocks, int8_t* q, float* d) {
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (warp >= n_blocks) return;
+  const int64_t i = warp * kWarp + lane;
+  uint16_t d_bits;
+  q[i] = QuantizeLaneQ8(x[i], &d_bits);
+  if (lane == 0) d[warp] = __half2float(__ushort_as_half(d_bits));
 }
 
 // The same product one element per lane per step, for float rows that are
@@ -224,16 +267,12 @@ __global__ void StoreKvQ8Kernel(const float* k, const float* v, int64_t n_rows, 
   const bool value = warp % 2 == 1;
   const int64_t t = warp / 2 / blocks, b = warp / 2 % blocks;
   const float x = (value ? v : k)[t * kv_dim + b * BlockQ8_0::kElems + lane];
-  float amax = fabsf(x);
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-  }
-  const float d = amax / 127.0f;
-  const float id = d != 0 ? 1.0f / d : 0.0f;
+  uint16_t d;
+  const int8_t q = QuantizeLaneQ8(x, &d);
   BlockQ8_0* row = reinterpret_cast<BlockQ8_0*>(
       KvRow(kv, t, positions[t], value ? kv.layer.v_offset : kv.layer.k_offset));
-  row[b].qs[lane] = static_cast<int8_t>(fminf(fmaxf(rintf(x * id), -127.0f), 127.0f));
-  if (lane == 0) row[b].d = __half_as_ushort(__float2half_rn(d));
+  row[b].qs[lane] = q;
+  if (lane == 0) row[b].d = d;
 }
 
 // Element e of head kvh of a cache row of `type`.
@@ -410,23 +449,19 @@ class CudaBackend final : public Backend {
   }
 
   void MatMul(const WeightView& w, const float* x, int64_t n_rows, float* y) override {
-    SWIFTLET_CHECK(w.device == Device::kCuda);
-    if (n_rows == 0) return;
-    constexpr int kThreads = 256;
-    const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
-    const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
-    if (Sliced(w)) {
-      cuda_slices::WithSlice(w.type, [&](auto slice) {
-        MatMulKernel<decltype(slice)><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
-      });
-    } else {
-      MatMulElementKernel<<<blocks, kThreads>>>(w.type, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
-    }
-    CheckLaunch("MatMul");
+    const MatMulJob job{w, y};
+    MatMuls({&job, 1}, x, n_rows);
   }
 
+  // x is quantized once for all the jobs with quantized weights.
   void MatMuls(std::span<const MatMulJob> jobs, const float* x, int64_t n_rows) override {
-    for (const MatMulJob& job : jobs) MatMul(job.w, x, n_rows, job.y);
+    if (n_rows == 0) return;
+    const QuantizedActivations* xq = nullptr;
+    for (const MatMulJob& job : jobs) {
+      SWIFTLET_CHECK(job.w.device == Device::kCuda);
+      if (xq == nullptr && IntegerDot(job.w)) xq = Quantize(x, n_rows, job.w.n_in);
+      Launch(job.w, x, xq, n_rows, job.y);
+    }
   }
 
   void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps, float* y) override {
@@ -504,7 +539,68 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  struct QuantizedActivations {
+    const int8_t* q;
+    const float* d;
+  };
+
+  // Whether `w` takes the integer kernel: quantized weights (whose rows are
+  // whole blocks, so whole activation blocks of 32).
+  static bool IntegerDot(const WeightView& w) {
+    bool integer = false;
+    cuda_slices::WithSlice(w.type, [&](auto slice) { integer = decltype(slice)::kIntegerDot; });
+    return integer && w.n_in % cuda_slices::kActivationBlock == 0;
+  }
+
+  // x quantized into the backend's scratch memory (grown as needed), or
+  // null when the GPU has no room for it: the float kernels then take x as
+  // it is (results move by the activations' rounding, nothing fails).
+  const QuantizedActivations* Quantize(const float* x, int64_t n_rows, int64_t n_in) {
+    const int64_t n = n_rows * n_in, blocks = n / cuda_slices::kActivationBlock;
+    const size_t scales_at = (static_cast<size_t>(n) + 255) / 256 * 256;
+    const size_t bytes = scales_at + static_cast<size_t>(blocks) * sizeof(float);
+    if (activations_ == nullptr || activations_->bytes() < bytes) {
+      activations_.reset();
+      activations_ = Allocate(std::max(bytes, activations_bytes_ + activations_bytes_ / 2));
+      activations_bytes_ = activations_ == nullptr ? 0 : activations_->bytes();
+      if (activations_ == nullptr) return nullptr;
+    }
+    quantized_ = {reinterpret_cast<const int8_t*>(activations_->data()),
+                  reinterpret_cast<const float*>(activations_->data() + scales_at)};
+    QuantizeActivationsKernel<<<Blocks(blocks * kWarp, 256), 256>>>(
+        x, blocks, reinterpret_cast<int8_t*>(activations_->data()),
+        reinterpret_cast<float*>(activations_->data() + scales_at));
+    CheckLaunch("quantize activations");
+    return &quantized_;
+  }
+
+  // One matmul: integer against xq where the weights are quantized and xq
+  // is there, sliced floats where rows are whole slices, else element-wise.
+  void Launch(const WeightView& w, const float* x, const QuantizedActivations* xq, int64_t n_rows, float* y) {
+    constexpr int kThreads = 256;
+    const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
+    const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
+    if (Sliced(w)) {
+      cuda_slices::WithSlice(w.type, [&](auto slice) {
+        using S = decltype(slice);
+        if constexpr (S::kIntegerDot) {
+          if (xq != nullptr) {
+            MatMulQ8Kernel<S><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+            return;
+          }
+        }
+        MatMulKernel<S><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+      });
+    } else {
+      MatMulElementKernel<<<blocks, kThreads>>>(w.type, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+    }
+    CheckLaunch("MatMul");
+  }
+
   int device_;
+  std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, then scales.
+  size_t activations_bytes_ = 0;
+  QuantizedActivations quantized_{};
 };
 
 }  // namespace
