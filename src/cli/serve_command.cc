@@ -266,21 +266,30 @@ int RunServe(const ServeOptions& o) {
   cfg.prefix_cache = !o.no_prefix_cache;
   cfg.warm_refused_prefixes = !o.no_prefix_warmup;
   cfg.scrub_kv = o.scrub_kv;
+  const ComputeDevice device = DeviceFromFlag(o.device);
   if (specs->size() > 1) {
     // Several models: one compute pool for all (engine/step_gate.h), and
-    // each engine's KV cache a share of the default when none is given.
+    // each engine's KV cache a share of the default when none is given (on
+    // the GPU, of what stays free once every model's weights are there).
     cfg.step_gate = std::make_shared<StepGate>(cfg.threads);
     if (cfg.kv_memory_bytes == 0) {
-      cfg.kv_memory_bytes = std::max<uint64_t>(uint64_t{64} << 20, Engine::DefaultKvBytes() / specs->size());
+      uint64_t weights = 0;
+      for (const server::ModelSpec& spec : *specs) {
+        std::error_code error;
+        const uintmax_t bytes = std::filesystem::file_size(spec.path, error);
+        if (!error) weights += bytes;
+      }
+      cfg.kv_memory_bytes =
+          std::max<uint64_t>(uint64_t{64} << 20, Engine::DefaultKvBytes(device, weights) / specs->size());
     }
   }
   HostedModelOptions hosted;
   hosted.engine = cfg;
   hosted.chat_template = o.chat_template;
-  hosted.device = DeviceFromFlag(o.device);
+  hosted.device = device;
   server::ModelRegistryOptions ro;
   ro.memory_budget_bytes = memory_budget;
-  ro.kv_bytes_per_model = cfg.kv_memory_bytes > 0 ? cfg.kv_memory_bytes : Engine::DefaultKvBytes();
+  ro.kv_bytes_per_model = cfg.kv_memory_bytes > 0 ? cfg.kv_memory_bytes : Engine::DefaultKvBytes(device);
   auto registry = server::ModelRegistry::Create(
       *specs, [hosted](const server::ModelSpec& spec) { return LoadHostedModel(spec, hosted); }, ro);
   if (!registry.ok()) return ReportError(registry.status());

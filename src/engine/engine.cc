@@ -10,6 +10,7 @@
 #include "engine/step_gate.h"
 #include "kv/kv_memory.h"
 #include "kv/kv_row.h"
+#include "model/forward_context.h"
 #include "model/model.h"
 #include "text/tokenizer.h"
 
@@ -27,7 +28,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
   const ModelConfig& c = model.config();
   EngineConfig cfg = config;
   if (cfg.threads <= 0) cfg.threads = PhysicalCores();
-  if (cfg.kv_memory_bytes == 0) cfg.kv_memory_bytes = DefaultKvMemoryBytes();
+  if (cfg.kv_memory_bytes == 0) cfg.kv_memory_bytes = DefaultKvBytes(model.device());
   if (cfg.scheduler.step_tokens < 1 || cfg.scheduler.chunk_tokens < 1) {
     return absl::InvalidArgumentError("scheduler step and chunk sizes must be positive");
   }
@@ -84,7 +85,13 @@ uint64_t Engine::KvBytes() const {
   return static_cast<uint64_t>(parts_->kv.blocks_total()) * PagedKvCache::BlockBytes(parts_->kv.shape());
 }
 
-uint64_t Engine::DefaultKvBytes() { return DefaultKvMemoryBytes(); }
+uint64_t Engine::DefaultKvBytes(ComputeDevice device, uint64_t weights_to_load) {
+  if (device == ComputeDevice::kCpu) return DefaultKvMemoryBytes();
+  const absl::StatusOr<DeviceMemory> memory = QueryDeviceMemory(device);
+  if (!memory.ok()) return kKvMemoryFloorBytes;
+  const uint64_t free = memory->free_bytes > weights_to_load ? memory->free_bytes - weights_to_load : 0;
+  return KvMemoryBytesForGpu(free, memory->total_bytes);
+}
 
 void Engine::Start() {
   Calibrate();

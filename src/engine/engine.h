@@ -48,12 +48,13 @@
 namespace swiftlet {
 
 class Model;      // model/model.h
+enum class ComputeDevice;  // model/forward_context.h
 class StepGate;   // engine/step_gate.h
 class Tokenizer;  // text/tokenizer.h
 
 struct EngineConfig {
   int threads = 0;                    // 0: physical cores
-  uint64_t kv_memory_bytes = 0;       // 0: DefaultKvMemoryBytes()
+  uint64_t kv_memory_bytes = 0;       // 0: DefaultKvBytes(the model's device)
   int64_t kv_block_tokens = 16;
   TensorType kv_type = TensorType::kF16;
   int64_t context = 0;                // per sequence; 0: the model's (capped)
@@ -157,8 +158,12 @@ class Engine final : public RequestQueue {
   int64_t context() const { return context_; }
   // Bytes the KV cache holds (its blocks, all allocated at creation).
   uint64_t KvBytes() const;
-  // What EngineConfig::kv_memory_bytes = 0 means on this machine.
-  static uint64_t DefaultKvBytes();
+  // What EngineConfig::kv_memory_bytes = 0 means on this machine for a
+  // model on `device`: a share of free RAM (kv/kv_memory.h), or on the GPU
+  // what is free there now, less `weights_to_load` bytes still to come
+  // (models not loaded yet), less a reserve; the floor if it cannot be
+  // read.
+  static uint64_t DefaultKvBytes(ComputeDevice device, uint64_t weights_to_load = 0);
 
   // Runs one step on the calling thread (for tests, with Start() not
   // called). Returns false when no forward pass ran.

@@ -40,4 +40,9 @@ uint64_t DefaultKvMemoryBytes() {
   return KvMemoryBytesFromMeminfo(text.str());
 }
 
+uint64_t KvMemoryBytesForGpu(uint64_t free_bytes, uint64_t total_bytes) {
+  const uint64_t reserve = std::max(uint64_t{1} << 30, total_bytes / 10);
+  return free_bytes > reserve + kKvMemoryFloorBytes ? free_bytes - reserve : kKvMemoryFloorBytes;
+}
+
 }  // namespace swiftlet

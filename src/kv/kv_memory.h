@@ -30,4 +30,12 @@ uint64_t KvMemoryBytesFromMeminfo(std::string_view meminfo);
 // KvMemoryBytesFromMeminfo of this machine's /proc/meminfo.
 uint64_t DefaultKvMemoryBytes();
 
+// The default on a GPU with `free_bytes` free (after the weights that will
+// share it) of `total_bytes`: all of it but a reserve for activations,
+// scratch, the CUDA context and fragmentation (a tenth of the GPU, at least
+// 1 GiB), and at least the floor. No cap: a GPU lent to the server is there
+// to hold its cache, and device memory is not overcommitted (a budget too
+// large fails at start-up, in the allocation, with a clear error).
+uint64_t KvMemoryBytesForGpu(uint64_t free_bytes, uint64_t total_bytes);
+
 }  // namespace swiftlet

@@ -16,6 +16,13 @@ absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name) {
   return absl::InvalidArgumentError(StrCat("device '", name, "' is not one of: cpu, cuda"));
 }
 
+absl::StatusOr<DeviceMemory> QueryDeviceMemory(ComputeDevice device) {
+  if (device == ComputeDevice::kCpu) return absl::FailedPreconditionError("the CPU's memory is the host's");
+  // Forwards on the GPU run on GPU 0 (Create).
+  SWIFTLET_ASSIGN_OR_RETURN(const CudaMemory memory, QueryCudaMemory(0));
+  return DeviceMemory{memory.free_bytes, memory.total_bytes};
+}
+
 absl::StatusOr<ForwardContext> ForwardContext::Create(ComputeDevice device, int threads) {
   if (device == ComputeDevice::kCpu) return ForwardContext(threads);
   SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Backend> gpu, MakeCudaBackend(0));

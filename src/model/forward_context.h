@@ -7,6 +7,7 @@
 // outlive no particular context; a context may serve any model.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -23,6 +24,14 @@ enum class ComputeDevice { kCpu, kCuda };
 const char* NameOf(ComputeDevice device);  // "cpu", "cuda"
 // "cpu" or "cuda"; InvalidArgument naming the choices otherwise.
 absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name);
+
+// Bytes free now and in all in the memory a forward on the GPU computes in
+// (cudaMemGetInfo); FailedPrecondition for the CPU (kv/kv_memory.h reads
+// RAM), or where there is no GPU.
+struct DeviceMemory {
+  uint64_t free_bytes = 0, total_bytes = 0;
+};
+absl::StatusOr<DeviceMemory> QueryDeviceMemory(ComputeDevice device);
 
 class ForwardContext {
  public:

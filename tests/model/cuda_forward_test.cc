@@ -147,6 +147,19 @@ TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("cpu, cuda"), std::string::npos) << bad.status();
 
+  // Device memory (the GPU KV cache's default size comes from it): the
+  // GPU's, read from the driver; never the CPU's.
+  EXPECT_EQ(QueryDeviceMemory(ComputeDevice::kCpu).status().code(), absl::StatusCode::kFailedPrecondition);
+  const absl::StatusOr<DeviceMemory> memory = QueryDeviceMemory(ComputeDevice::kCuda);
+  if (ListCudaDevices().empty()) {
+    EXPECT_EQ(memory.status().code(), absl::StatusCode::kFailedPrecondition) << memory.status();
+  } else {
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    EXPECT_GT(memory->total_bytes, uint64_t{1} << 30);
+    EXPECT_GT(memory->free_bytes, 0u);
+    EXPECT_LE(memory->free_bytes, memory->total_bytes);
+  }
+
   const std::string path = WriteTestModel("llama", "F32");
   auto cpu = Model::Load(path);
   ASSERT_TRUE(cpu.ok()) << cpu.status();

@@ -657,6 +657,27 @@ absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes) {
   return best;
 }
 
+absl::StatusOr<CudaMemory> QueryCudaMemory(int device) {
+  std::string why;
+  const std::vector<CudaDeviceInfo> devices = ListCudaDevices(&why);
+  if (device < 0 || device >= static_cast<int>(devices.size())) {
+    return absl::FailedPreconditionError(
+        devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
+  }
+  // cudaMemGetInfo answers for the calling thread's current device.
+  int current = 0;
+  Check(cudaGetDevice(&current), "current device");
+  Check(cudaSetDevice(device), "select the device");
+  size_t free_bytes = 0, total_bytes = 0;
+  const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+  Check(cudaSetDevice(current), "select the device");
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError(StrCat("CUDA: memory of GPU ", device, ": ", cudaGetErrorString(e)));
+  }
+  return CudaMemory{free_bytes, total_bytes};
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
   std::string why;
   const std::vector<CudaDeviceInfo> devices = ListCudaDevices(&why);

@@ -43,6 +43,12 @@ std::vector<CudaDeviceInfo> ListCudaDevices(std::string* why = nullptr);
 // limits on the GPU.
 absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes = uint64_t{1} << 30);
 
+// GPU `device`'s memory now (cudaMemGetInfo): free and total bytes.
+struct CudaMemory {
+  uint64_t free_bytes = 0, total_bytes = 0;
+};
+absl::StatusOr<CudaMemory> QueryCudaMemory(int device = 0);
+
 // A backend on GPU `device`; FailedPrecondition naming the reason when
 // there is no such GPU or the build has no CUDA backend.
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device = 0);

@@ -19,6 +19,8 @@ absl::StatusOr<double> MeasureCudaReadBandwidth(int, uint64_t) {
   return absl::FailedPreconditionError(kNotBuilt);
 }
 
+absl::StatusOr<CudaMemory> QueryCudaMemory(int) { return absl::FailedPreconditionError(kNotBuilt); }
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int) {
   return absl::FailedPreconditionError(kNotBuilt);
 }
