@@ -2,9 +2,11 @@
 # The one prepared GPU check (issue 28), for a machine with an NVIDIA GPU:
 #   1. builds swiftlet with the CUDA backend required (build-cuda/);
 #   2. runs every op on the GPU against the math and the CPU backend
-#      (cuda_backend_test; tolerances in its header comment);
+#      (cuda_backend_test; tolerances in its header comment), Q8_0 and Q4_0
+#      matmuls on the tensor cores and on dp4a;
 #   3. runs Llama, Qwen2 and Qwen3 models on the GPU against the CPU: greedy
-#      tokens equal for the first 16 tokens, logits close (cuda_forward_test);
+#      tokens equal for the first 16 tokens, logits close (cuda_forward_test),
+#      both ways too;
 #   4. makes a 7B-shape model in Q4_0 and in Q8_0 (make-model --preset
 #      llama2-7b) and runs `bench engine --device cuda` on each: a 512-token
 #      prompt (TTFT), decode at batch 1 and 32, each as a share of the GPU's
@@ -37,14 +39,33 @@ build-cuda/src/cli/swiftlet inspect --system | grep -q '^gpu 0' || { echo "gpu-c
 
 # A missing GPU fails the tests here instead of skipping them.
 export SWIFTLET_REQUIRE_GPU=1
-say "every op against the math and the CPU backend"
-build-cuda/tests/kernels/cuda_backend_test
-say "models on the GPU against the CPU"
-build-cuda/tests/model/cuda_forward_test
+# Every check runs even when one fails, so one run on a lent GPU says all it
+# can; the script fails at the end if any did. Q8_0 and Q4_0 matmuls run on
+# the tensor cores by default and on the dp4a kernels with
+# SWIFTLET_CUDA_TENSOR_CORES=0: both are checked.
+failed=()
+check() {
+  local name=$1
+  shift
+  say "$name"
+  "$@" || failed+=("$name")
+}
+check "every op against the math and the CPU backend (dp4a)" \
+  env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/tests/kernels/cuda_backend_test
+check "every op against the math and the CPU backend (tensor cores)" build-cuda/tests/kernels/cuda_backend_test
+check "models on the GPU against the CPU (dp4a)" env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/tests/model/cuda_forward_test
+check "models on the GPU against the CPU (tensor cores)" build-cuda/tests/model/cuda_forward_test
+# Benchmarks on the kernels that passed.
+kernels=()
+case " ${failed[*]} " in
+  *"tensor cores"*) echo "gpu-check: the tensor-core kernels failed: benchmarks on dp4a"; kernels=(SWIFTLET_CUDA_TENSOR_CORES=0) ;;
+esac
 
 models=${TMPDIR:-/tmp}/swiftlet-gpu-check
 mkdir -p "$models"
-for type in Q4_0 Q8_0; do
+# SWIFTLET_GPU_CHECK_TYPES="Q4_0 Q8_0 Q4_K_M" adds a K mix (its make-model
+# takes minutes: the K-quant scale search).
+for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
   model="$models/llama2-7b-$type.gguf"
   if [ ! -s "$model" ]; then
     say "make-model llama2-7b $type"
@@ -54,11 +75,20 @@ for type in Q4_0 Q8_0; do
   # sequences, and 32 sequences of 512+ positions of a 7B (9 GiB) exceed
   # bench engine's 8 GiB cap. The first gives pp512 (the TTFT of a
   # 512-token prompt) and batch-1 decode; the second batch-32 decode.
-  say "bench engine --device cuda, 7B shape, $type: pp512, tg32"
-  build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 512 \
+  check "bench engine --device cuda, 7B shape, $type: pp512, tg32" \
+    env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 512 \
     --gen-tokens 32 --batch 1 --repeat 3
-  say "bench engine --device cuda, 7B shape, $type: tg32, tg32@b32"
-  build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
+  check "bench engine --device cuda, 7B shape, $type: tg32, tg32@b32" \
+    env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
     --gen-tokens 32 --batch 1,32 --repeat 3
+  if [ ${#kernels[@]} -eq 0 ] && [ "$type" = Q4_0 ]; then
+    check "bench engine --device cuda, 7B shape, Q4_0 on dp4a, for comparison: pp512, tg32@b1,32" \
+      env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda \
+      --prompt-tokens 512 --gen-tokens 32 --batch 1 --repeat 3
+  fi
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'gpu-check FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
 say "gpu-check passed"

@@ -138,6 +138,15 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
         ASSERT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
       }
     }
+    // Batch invariance at the op: row 13 alone (one tile, where the batch
+    // of 19 had three) gives the same bits.
+    std::vector<float> one(n_out);
+    float* done = mem.Put(one);
+    gpu.MatMul((*resident)->view(), dx + 13 * n_in, 1, done);
+    one = mem.Get(done, one.size());
+    for (int64_t o = 0; o < n_out; ++o) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(one[o]), std::bit_cast<uint32_t>(y[13 * n_out + o])) << "row 13 alone, " << o;
+    }
     const std::vector<int32_t> ids = {5, 0, 39, 5};
     std::vector<float> got(ids.size() * n_in), want(got.size());
     float* dgot = mem.Put(got);

@@ -16,11 +16,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "kernels/cuda/mma_q8.h"
 #include "kernels/cuda/weight_slices.h"
 #include "kernels/quant_blocks.h"
 
@@ -140,6 +143,82 @@ __global__ void MatMulQ8Kernel(const uint8_t* w, size_t row_bytes, int64_t n_in,
                                        q + m.t0 * n_in, d + m.t0 * (n_in / cuda_slices::kActivationBlock), n_in,
                                        m.rows, m.lane, sum);
   StoreMatMulTile(m, sum, n_out, y);
+}
+
+// D += A B on the tensor cores for one k-tile: the m16n8k16 integer mma of
+// mma_q8.h (sm_80 and later; MatMuls uses it only there).
+__device__ void Mma(int32_t c[4], uint32_t a_row_g, uint32_t a_row_g8, uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+               : "r"(a_row_g), "r"(a_row_g8), "r"(b));
+#else
+  __trap();
+#endif
+}
+
+// Q8_0 and Q4_0 weights against quantized activations on the tensor cores
+// (mma_q8.h): one block of kSplit warps per (16 weight rows, kNT tiles of 8
+// batch rows); warp w takes the row's blocks w, w + kSplit, ... and the
+// warps' partial sums are added in order, mma_q8.h's reduction order, so a
+// row's result is the same bits whatever kNT and the rows beside it.
+template <typename Slice, int kNT>
+__global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
+    MmaQ8Kernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const int8_t* q, const float* d,
+                int64_t n_rows, float* y) {
+  using namespace cuda_mma;
+  __shared__ float partial[kSplit][kNT][kWarp][4];
+  const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
+  const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTileCols * kNT;
+  const int64_t nb = n_in / cuda_slices::kActivationBlock;
+  // Rows past the end read the last row; their sums are not stored.
+  const uint8_t* rows[2];
+  for (int r = 0; r < 2; ++r) rows[r] = w + static_cast<size_t>(min(o0 + g + 8 * r, n_out - 1)) * row_bytes;
+  // Tiles with batch rows in them: the same for the whole block, so every
+  // lane of a warp reaches each mma.
+  const int tiles = static_cast<int>(min(static_cast<int64_t>(kNT), (n_rows - t0 + kTileCols - 1) / kTileCols));
+  float p[kNT][4] = {};
+#pragma unroll 4
+  for (int64_t b = split; b < nb; b += kSplit) {
+    const uint8_t* block[2] = {rows[0] + b * Slice::kBytes, rows[1] + b * Slice::kBytes};
+    uint32_t a[2][2];
+    float dw[2];
+    FragmentA<Slice>::Load(block, t, a, dw);
+    for (int j = 0; j < kNT; ++j) {
+      if (j >= tiles) break;
+      const int64_t n = t0 + j * kTileCols + g;
+      uint32_t bf[2] = {0, 0};
+      if (n < n_rows) {
+        const int8_t* xq = q + n * n_in + b * cuda_slices::kActivationBlock;
+        bf[0] = FragmentB(xq, t, 0);
+        bf[1] = FragmentB(xq, t, 1);
+      }
+      float dx[2];
+      for (int col = 0; col < 2; ++col) {
+        const int64_t r = t0 + j * kTileCols + 2 * t + col;
+        dx[col] = r < n_rows ? d[r * nb + b] : 0.0f;
+      }
+      int32_t c[4] = {0, 0, 0, 0};
+      Mma(c, a[0][0], a[0][1], bf[0]);
+      Mma(c, a[1][0], a[1][1], bf[1]);
+      AccumulateBlock(c, dw, dx, p[j]);
+    }
+  }
+  for (int j = 0; j < kNT; ++j) {
+    for (int e = 0; e < 4; ++e) partial[split][j][lane][e] = p[j][e];
+  }
+  __syncthreads();
+  if (split != 0) return;
+  for (int j = 0; j < tiles; ++j) {
+    for (int e = 0; e < 4; ++e) {
+      float sum = partial[0][j][lane][e];
+      for (int s = 1; s < kSplit; ++s) sum += partial[s][j][lane][e];
+      const int64_t o = o0 + g + 8 * (e / 2), r = t0 + j * kTileCols + 2 * t + e % 2;
+      if (o < n_out && r < n_rows) y[r * n_out + o] = sum;
+    }
+  }
 }
 
 // One warp per block of 32 activations (rows of n_in, a multiple of 32, are
@@ -406,7 +485,9 @@ bool Sliced(const WeightView& w) {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int device) : device_(device) {}
+  // tensor_cores: the GPU runs the integer mma (compute capability 8.0 and
+  // later); without it Q8_0 and Q4_0 take the dp4a kernel.
+  CudaBackend(int device, bool tensor_cores) : device_(device), tensor_cores_(tensor_cores) {}
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
     Check(cudaSetDevice(device_), "select the device");
@@ -580,7 +661,24 @@ class CudaBackend final : public Backend {
     constexpr int kThreads = 256;
     const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
     const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
-    if (Sliced(w)) {
+    if (xq != nullptr && cuda_mma::MmaType(w.type) && tensor_cores_) {
+      // One n-tile a block for decode's few rows, four for more.
+      const unsigned row_tiles = static_cast<unsigned>((w.n_out + cuda_mma::kTileRows - 1) / cuda_mma::kTileRows);
+      const bool wide = n_rows > cuda_mma::kTileCols;
+      const int64_t cols = cuda_mma::kTileCols * (wide ? 4 : 1);
+      const dim3 grid(row_tiles, static_cast<unsigned>((n_rows + cols - 1) / cols));
+      constexpr int kMmaThreads = cuda_mma::kSplit * kWarp;
+      cuda_slices::WithSlice(w.type, [&](auto slice) {
+        using S = decltype(slice);
+        if constexpr (std::is_same_v<S, cuda_slices::SliceQ8_0> || std::is_same_v<S, cuda_slices::SliceQ4_0>) {
+          if (wide) {
+            MmaQ8Kernel<S, 4><<<grid, kMmaThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+          } else {
+            MmaQ8Kernel<S, 1><<<grid, kMmaThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+          }
+        }
+      });
+    } else if (Sliced(w)) {
       cuda_slices::WithSlice(w.type, [&](auto slice) {
         using S = decltype(slice);
         if constexpr (S::kIntegerDot) {
@@ -598,6 +696,7 @@ class CudaBackend final : public Backend {
   }
 
   int device_;
+  bool tensor_cores_;
   std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, then scales.
   size_t activations_bytes_ = 0;
   QuantizedActivations quantized_{};
@@ -696,7 +795,12 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
         devices[static_cast<size_t>(device)].compute_major, ".", devices[static_cast<size_t>(device)].compute_minor,
         ") cannot run this build's kernels (", cudaGetErrorString(e), "): rebuild with CMAKE_CUDA_ARCHITECTURES set for it"));
   }
-  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device));
+  // SWIFTLET_CUDA_TENSOR_CORES=0 takes the dp4a kernels instead: for
+  // comparing the two (scripts/gpu-check.sh), not for production.
+  const char* knob = std::getenv("SWIFTLET_CUDA_TENSOR_CORES");
+  const bool tensor_cores =
+      devices[static_cast<size_t>(device)].compute_major >= 8 && !(knob != nullptr && std::string(knob) == "0");
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, tensor_cores));
 }
 
 }  // namespace swiftlet
