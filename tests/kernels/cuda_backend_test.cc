@@ -19,6 +19,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -90,13 +91,14 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   Gpu mem(gpu);
   EXPECT_FALSE(gpu.SharesHostMemory());
 
-  // Matmuls of every supported type, and GetRows of the same tables; 19
-  // rows: two whole tiles of 8 and a partial one. Rows of 1,280 elements
+  // Matmuls of every supported type, and GetRows of the same tables; 45
+  // rows: five whole tiles of 8 and a partial one (for the tensor cores,
+  // more than 32: blocks of 64 weight rows). Rows of 1,280 elements
   // take the sliced kernels (weight_slices.h) in whole passes of the warp;
   // 544 elements (17 blocks of 32) and F32's 516 (129 slices) leave the
   // last pass part empty; F16 and BF16 rows of 516, not a whole number of
   // 16-byte slices, take the element-wise kernels.
-  const int64_t n_out = 40, rows = 19;
+  const int64_t n_out = 40, rows = 45;
   struct Case {
     TensorType type;
     int64_t n_in;
@@ -138,14 +140,18 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
         ASSERT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
       }
     }
-    // Batch invariance at the op: row 13 alone (one tile, where the batch
-    // of 19 had three) gives the same bits.
-    std::vector<float> one(n_out);
-    float* done = mem.Put(one);
-    gpu.MatMul((*resident)->view(), dx + 13 * n_in, 1, done);
-    one = mem.Get(done, one.size());
-    for (int64_t o = 0; o < n_out; ++o) {
-      ASSERT_EQ(std::bit_cast<uint32_t>(one[o]), std::bit_cast<uint32_t>(y[13 * n_out + o])) << "row 13 alone, " << o;
+    // Batch invariance at the op: the first 19 rows (at most 32: the
+    // tensor cores' blocks of 16 weight rows) and row 13 alone (at most 8)
+    // give the bits they had among 45.
+    for (const auto& [first, count] : std::vector<std::pair<int64_t, int64_t>>{{0, 19}, {13, 1}}) {
+      std::vector<float> part(count * n_out);
+      float* dpart = mem.Put(part);
+      gpu.MatMul((*resident)->view(), dx + first * n_in, count, dpart);
+      part = mem.Get(dpart, part.size());
+      for (int64_t i = 0; i < count * n_out; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(part[i]), std::bit_cast<uint32_t>(y[first * n_out + i]))
+            << count << " rows from " << first << ", element " << i;
+      }
     }
     const std::vector<int32_t> ids = {5, 0, 39, 5};
     std::vector<float> got(ids.size() * n_in), want(got.size());

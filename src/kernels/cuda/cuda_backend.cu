@@ -158,11 +158,13 @@ __device__ void Mma(int32_t c[4], uint32_t a_row_g, uint32_t a_row_g8, uint32_t 
 }
 
 // Q8_0 and Q4_0 weights against quantized activations on the tensor cores
-// (mma_q8.h): one block of kSplit warps per (16 weight rows, kNT tiles of 8
-// batch rows); warp w takes the row's blocks w, w + kSplit, ... and the
-// warps' partial sums are added in order, mma_q8.h's reduction order, so a
-// row's result is the same bits whatever kNT and the rows beside it.
-template <typename Slice, int kNT>
+// (mma_q8.h): one block of kSplit warps per (kMT tiles of 16 weight rows,
+// kNT tiles of 8 batch rows); warp w takes the rows' blocks w, w + kSplit,
+// ... and the warps' partial sums are added in order: mma_q8.h's reduction
+// order, so an output is the same bits whatever kMT, kNT and the rows
+// beside it. More tiles a block read the activations fewer times (each
+// block reads its batch rows whole); fewer give decode more blocks.
+template <typename Slice, int kMT, int kNT>
 __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
     MmaQ8Kernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const int8_t* q, const float* d,
                 int64_t n_rows, float* y) {
@@ -170,54 +172,69 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
   __shared__ float partial[kSplit][kNT][kWarp][4];
   const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int g = lane / 4, t = lane % 4;
-  const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
+  const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTileRows * kMT;
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTileCols * kNT;
   const int64_t nb = n_in / cuda_slices::kActivationBlock;
   // Rows past the end read the last row; their sums are not stored.
-  const uint8_t* rows[2];
-  for (int r = 0; r < 2; ++r) rows[r] = w + static_cast<size_t>(min(o0 + g + 8 * r, n_out - 1)) * row_bytes;
+  const uint8_t* rows[kMT][2];
+  for (int i = 0; i < kMT; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      rows[i][r] = w + static_cast<size_t>(min(o0 + i * kTileRows + g + 8 * r, n_out - 1)) * row_bytes;
+    }
+  }
   // Tiles with batch rows in them: the same for the whole block, so every
   // lane of a warp reaches each mma.
   const int tiles = static_cast<int>(min(static_cast<int64_t>(kNT), (n_rows - t0 + kTileCols - 1) / kTileCols));
-  float p[kNT][4] = {};
-#pragma unroll 4
+  float p[kMT][kNT][4] = {};
+#pragma unroll 2
   for (int64_t b = split; b < nb; b += kSplit) {
-    const uint8_t* block[2] = {rows[0] + b * Slice::kBytes, rows[1] + b * Slice::kBytes};
-    uint32_t a[2][2];
-    float dw[2];
-    FragmentA<Slice>::Load(block, t, a, dw);
+    uint32_t bf[kNT][2] = {};
+    float dx[kNT][2] = {};
     for (int j = 0; j < kNT; ++j) {
       if (j >= tiles) break;
       const int64_t n = t0 + j * kTileCols + g;
-      uint32_t bf[2] = {0, 0};
       if (n < n_rows) {
         const int8_t* xq = q + n * n_in + b * cuda_slices::kActivationBlock;
-        bf[0] = FragmentB(xq, t, 0);
-        bf[1] = FragmentB(xq, t, 1);
+        bf[j][0] = FragmentB(xq, t, 0);
+        bf[j][1] = FragmentB(xq, t, 1);
       }
-      float dx[2];
       for (int col = 0; col < 2; ++col) {
         const int64_t r = t0 + j * kTileCols + 2 * t + col;
-        dx[col] = r < n_rows ? d[r * nb + b] : 0.0f;
+        if (r < n_rows) dx[j][col] = d[r * nb + b];
       }
-      int32_t c[4] = {0, 0, 0, 0};
-      Mma(c, a[0][0], a[0][1], bf[0]);
-      Mma(c, a[1][0], a[1][1], bf[1]);
-      AccumulateBlock(c, dw, dx, p[j]);
+    }
+    for (int i = 0; i < kMT; ++i) {
+      const uint8_t* block[2] = {rows[i][0] + b * Slice::kBytes, rows[i][1] + b * Slice::kBytes};
+      uint32_t a[2][2];
+      float dw[2];
+      FragmentA<Slice>::Load(block, t, a, dw);
+      for (int j = 0; j < kNT; ++j) {
+        if (j >= tiles) break;
+        int32_t c[4] = {0, 0, 0, 0};
+        Mma(c, a[0][0], a[0][1], bf[j][0]);
+        Mma(c, a[1][0], a[1][1], bf[j][1]);
+        AccumulateBlock(c, dw, dx[j], p[i][j]);
+      }
     }
   }
-  for (int j = 0; j < kNT; ++j) {
-    for (int e = 0; e < 4; ++e) partial[split][j][lane][e] = p[j][e];
-  }
-  __syncthreads();
-  if (split != 0) return;
-  for (int j = 0; j < tiles; ++j) {
-    for (int e = 0; e < 4; ++e) {
-      float sum = partial[0][j][lane][e];
-      for (int s = 1; s < kSplit; ++s) sum += partial[s][j][lane][e];
-      const int64_t o = o0 + g + 8 * (e / 2), r = t0 + j * kTileCols + 2 * t + e % 2;
-      if (o < n_out && r < n_rows) y[r * n_out + o] = sum;
+  // The warps' partials meet in shared memory one row tile at a time;
+  // warp 0 adds them in order.
+  for (int i = 0; i < kMT; ++i) {
+    for (int j = 0; j < kNT; ++j) {
+      for (int e = 0; e < 4; ++e) partial[split][j][lane][e] = p[i][j][e];
     }
+    __syncthreads();
+    if (split == 0) {
+      for (int j = 0; j < tiles; ++j) {
+        for (int e = 0; e < 4; ++e) {
+          float sum = partial[0][j][lane][e];
+          for (int s = 1; s < kSplit; ++s) sum += partial[s][j][lane][e];
+          const int64_t o = o0 + i * kTileRows + g + 8 * (e / 2), r = t0 + j * kTileCols + 2 * t + e % 2;
+          if (o < n_out && r < n_rows) y[r * n_out + o] = sum;
+        }
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -655,6 +672,14 @@ class CudaBackend final : public Backend {
     return &quantized_;
   }
 
+  template <typename Slice, int kMT, int kNT>
+  static void LaunchMma(const WeightView& w, const QuantizedActivations* xq, int64_t n_rows, float* y) {
+    const int64_t rows = cuda_mma::kTileRows * kMT, cols = cuda_mma::kTileCols * kNT;
+    const dim3 grid(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
+    MmaQ8Kernel<Slice, kMT, kNT><<<grid, cuda_mma::kSplit * kWarp>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q,
+                                                                       xq->d, n_rows, y);
+  }
+
   // One matmul: integer against xq where the weights are quantized and xq
   // is there, sliced floats where rows are whole slices, else element-wise.
   void Launch(const WeightView& w, const float* x, const QuantizedActivations* xq, int64_t n_rows, float* y) {
@@ -662,19 +687,20 @@ class CudaBackend final : public Backend {
     const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
     const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
     if (xq != nullptr && cuda_mma::MmaType(w.type) && tensor_cores_) {
-      // One n-tile a block for decode's few rows, four for more.
-      const unsigned row_tiles = static_cast<unsigned>((w.n_out + cuda_mma::kTileRows - 1) / cuda_mma::kTileRows);
-      const bool wide = n_rows > cuda_mma::kTileCols;
-      const int64_t cols = cuda_mma::kTileCols * (wide ? 4 : 1);
-      const dim3 grid(row_tiles, static_cast<unsigned>((n_rows + cols - 1) / cols));
-      constexpr int kMmaThreads = cuda_mma::kSplit * kWarp;
+      // Decode's few rows: 16 weight rows a block, for as many blocks as can
+      // stream the weights; up to 32 batch rows (batched decode): still 16
+      // weight rows, a tile of 32 batch rows, so the weights are read once;
+      // a prompt: 64 weight rows a block, reading the activations a quarter
+      // as often. The same bits every way (mma_q8.h).
       cuda_slices::WithSlice(w.type, [&](auto slice) {
         using S = decltype(slice);
         if constexpr (std::is_same_v<S, cuda_slices::SliceQ8_0> || std::is_same_v<S, cuda_slices::SliceQ4_0>) {
-          if (wide) {
-            MmaQ8Kernel<S, 4><<<grid, kMmaThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+          if (n_rows <= cuda_mma::kTileCols) {
+            LaunchMma<S, 1, 1>(w, xq, n_rows, y);
+          } else if (n_rows <= 4 * cuda_mma::kTileCols) {
+            LaunchMma<S, 1, 4>(w, xq, n_rows, y);
           } else {
-            MmaQ8Kernel<S, 1><<<grid, kMmaThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+            LaunchMma<S, 4, 4>(w, xq, n_rows, y);
           }
         }
       });
