@@ -186,7 +186,10 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
   // lane of a warp reaches each mma.
   const int tiles = static_cast<int>(min(static_cast<int64_t>(kNT), (n_rows - t0 + kTileCols - 1) / kTileCols));
   float p[kMT][kNT][4] = {};
-#pragma unroll 2
+  // Decode's blocks are few and their work small: more blocks of 32 in
+  // flight per lane keep more bytes coming from HBM.
+  constexpr int kUnroll = kMT == 1 && kNT == 1 ? 4 : 2;
+#pragma unroll kUnroll
   for (int64_t b = split; b < nb; b += kSplit) {
     uint32_t bf[kNT][2] = {};
     float dx[kNT][2] = {};
