@@ -159,7 +159,10 @@ struct SliceF32 {
   }
 };
 
-struct SliceF16 {
+// F16 and BF16: 8 elements of 16 bits, one 16-byte load; Bits::ToFloat
+// converts one.
+template <typename Bits>
+struct Slice16Bit {
   static constexpr bool kIntegerDot = false;
   static constexpr int kElems = 8, kSlices = 1, kWeights = 8;
   static constexpr size_t kBytes = 16;
@@ -167,33 +170,38 @@ struct SliceF16 {
   SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int, float* w) {
     const Words4 v = Load128(block);
     for (int k = 0; k < 4; ++k) {
-      w[2 * k] = HalfToFloat(static_cast<uint16_t>(v.w[k] & 0xffff));
-      w[2 * k + 1] = HalfToFloat(static_cast<uint16_t>(v.w[k] >> 16));
+      w[2 * k] = Bits::ToFloat(static_cast<uint16_t>(v.w[k] & 0xffff));
+      w[2 * k + 1] = Bits::ToFloat(static_cast<uint16_t>(v.w[k] >> 16));
     }
   }
 };
-
-struct SliceBF16 {
-  static constexpr bool kIntegerDot = false;
-  static constexpr int kElems = 8, kSlices = 1, kWeights = 8;
-  static constexpr size_t kBytes = 16;
-  SWIFTLET_HOST_DEVICE static int Index(int, int k) { return k; }
-  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int, float* w) {
-    const Words4 v = Load128(block);
-    for (int k = 0; k < 4; ++k) {
-      w[2 * k] = Bf16ToFloat(static_cast<uint16_t>(v.w[k] & 0xffff));
-      w[2 * k + 1] = Bf16ToFloat(static_cast<uint16_t>(v.w[k] >> 16));
-    }
-  }
+struct F16Bits {
+  SWIFTLET_HOST_DEVICE static float ToFloat(uint16_t bits) { return HalfToFloat(bits); }
 };
+struct BF16Bits {
+  SWIFTLET_HOST_DEVICE static float ToFloat(uint16_t bits) { return Bf16ToFloat(bits); }
+};
+using SliceF16 = Slice16Bit<F16Bits>;
+using SliceBF16 = Slice16Bit<BF16Bits>;
 
 // Quant k of a SliceInts, as a signed byte.
 SWIFTLET_HOST_DEVICE inline int QuantOf(const SliceInts& u, int k) {
   return static_cast<int8_t>(static_cast<uint8_t>(u.q[k / 4] >> (8 * (k % 4))));
 }
 
+// Decode for slices whose weights are quant × f[0] (Q8_0, Q4_0), from the
+// type's own Unpack.
+template <typename Slice>
+struct ScaledQuants {
+  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
+    SliceInts u;
+    Slice::Unpack(block, s, &u);
+    for (int k = 0; k < 8; ++k) w[k] = static_cast<float>(QuantOf(u, k)) * u.f[0];
+  }
+};
+
 // Q8_0 (d, qs[32]): slice s is qs[8s .. 8s + 7]; f[0] = d.
-struct SliceQ8_0 {
+struct SliceQ8_0 : ScaledQuants<SliceQ8_0> {
   static constexpr int kElems = BlockQ8_0::kElems, kSlices = 4, kWeights = 8;
   static constexpr size_t kBytes = sizeof(BlockQ8_0);
   static constexpr bool kIntegerDot = true;
@@ -203,11 +211,6 @@ struct SliceQ8_0 {
     u->q[0] = Load2x16(block + 2 + 8 * s);
     u->q[1] = Load2x16(block + 2 + 8 * s + 4);
   }
-  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
-    SliceInts u;
-    Unpack(block, s, &u);
-    for (int k = 0; k < 8; ++k) w[k] = static_cast<float>(QuantOf(u, k)) * u.f[0];
-  }
   SWIFTLET_HOST_DEVICE static float DotQ8(const SliceInts& u, int s, const int8_t* q, const float* d) {
     const int sum = Dp4a(u.q[0], Load32(q + 8 * s), Dp4a(u.q[1], Load32(q + 8 * s + 4), 0));
     return static_cast<float>(sum) * (u.f[0] * d[0]);
@@ -216,7 +219,7 @@ struct SliceQ8_0 {
 
 // Q4_0 (d, qs[16]): slice s is qs[4s .. 4s + 3], elements 4s.. in the low
 // nibbles and 16 + 4s.. in the high; quants nibble - 8, f[0] = d.
-struct SliceQ4_0 {
+struct SliceQ4_0 : ScaledQuants<SliceQ4_0> {
   static constexpr int kElems = BlockQ4_0::kElems, kSlices = 4, kWeights = 8;
   static constexpr size_t kBytes = sizeof(BlockQ4_0);
   static constexpr bool kIntegerDot = true;
@@ -226,11 +229,6 @@ struct SliceQ4_0 {
     const uint32_t q = Load2x16(block + 2 + 4 * s);
     u->q[0] = Sub4(q & 0x0F0F0F0Fu, 0x08080808u);
     u->q[1] = Sub4(q >> 4 & 0x0F0F0F0Fu, 0x08080808u);
-  }
-  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
-    SliceInts u;
-    Unpack(block, s, &u);
-    for (int k = 0; k < 8; ++k) w[k] = static_cast<float>(QuantOf(u, k)) * u.f[0];
   }
   SWIFTLET_HOST_DEVICE static float DotQ8(const SliceInts& u, int s, const int8_t* q, const float* d) {
     const int sum = Dp4a(u.q[0], Load32(q + 4 * s), Dp4a(u.q[1], Load32(q + 16 + 4 * s), 0));
@@ -243,6 +241,7 @@ struct SliceQ4_0 {
 // elements 64g + l0.. and 64g + 32 + l0.. (and the same 4 bytes of qh).
 // Quants 0..15 (0..31 for Q5_K); f = d1, m1, d2, m2, the two sub-blocks'
 // scales and mins as DequantizeRow computes them: w = d1 q - m1, d2 q - m2.
+template <typename Slice>
 struct SliceK4Base {
   static constexpr int kElems = kQK_K, kSlices = 32, kWeights = 8;
   static constexpr bool kIntegerDot = true;
@@ -260,7 +259,9 @@ struct SliceK4Base {
     f[2] = d * sc;
     f[3] = dmin * m;
   }
-  SWIFTLET_HOST_DEVICE static void Dequantize(const SliceInts& u, float* w) {
+  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
+    SliceInts u;
+    Slice::Unpack(block, s, &u);
     for (int k = 0; k < 4; ++k) {
       w[k] = u.f[0] * static_cast<float>(QuantOf(u, k)) - u.f[1];
       w[k + 4] = u.f[2] * static_cast<float>(QuantOf(u, k + 4)) - u.f[3];
@@ -277,7 +278,7 @@ struct SliceK4Base {
   }
 };
 
-struct SliceQ4_K : SliceK4Base {
+struct SliceQ4_K : SliceK4Base<SliceQ4_K> {
   static constexpr size_t kBytes = sizeof(BlockQ4_K);
   SWIFTLET_HOST_DEVICE static void Unpack(const uint8_t* block, int s, SliceInts* u) {
     const int g = s / 8, l0 = 4 * (s % 8);
@@ -286,14 +287,9 @@ struct SliceQ4_K : SliceK4Base {
     u->q[0] = q & 0x0F0F0F0Fu;
     u->q[1] = q >> 4 & 0x0F0F0F0Fu;
   }
-  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
-    SliceInts u;
-    Unpack(block, s, &u);
-    Dequantize(u, w);
-  }
 };
 
-struct SliceQ5_K : SliceK4Base {
+struct SliceQ5_K : SliceK4Base<SliceQ5_K> {
   static constexpr size_t kBytes = sizeof(BlockQ5_K);
   SWIFTLET_HOST_DEVICE static void Unpack(const uint8_t* block, int s, SliceInts* u) {
     const BlockQ5_K* b = reinterpret_cast<const BlockQ5_K*>(block);
@@ -304,11 +300,6 @@ struct SliceQ5_K : SliceK4Base {
     // Bit 2g (low half) or 2g + 1 (high) of each qh byte, moved to bit 4.
     u->q[0] = (ql & 0x0F0F0F0Fu) | (qh >> (2 * g) & kOnes4) << 4;
     u->q[1] = (ql >> 4 & 0x0F0F0F0Fu) | (qh >> (2 * g + 1) & kOnes4) << 4;
-  }
-  SWIFTLET_HOST_DEVICE static void Decode(const uint8_t* block, int s, float* w) {
-    SliceInts u;
-    Unpack(block, s, &u);
-    Dequantize(u, w);
   }
 };
 
