@@ -55,31 +55,27 @@ SWIFTLET_HOST_DEVICE inline float BitsToFloat(uint32_t bits) {
 
 SWIFTLET_HOST_DEVICE inline float Bf16ToFloat(uint16_t bits) { return BitsToFloat(static_cast<uint32_t>(bits) << 16); }
 
-// 16 bits at a 2-byte aligned address.
-SWIFTLET_HOST_DEVICE inline uint32_t Load16(const void* p) {
+// A T at an address aligned for it: one load on the GPU (where a
+// misaligned one faults), memcpy on the CPU.
+template <typename T>
+SWIFTLET_HOST_DEVICE inline T LoadAligned(const void* p) {
 #if defined(__CUDA_ARCH__)
-  return *static_cast<const uint16_t*>(p);
+  return *static_cast<const T*>(p);
 #else
-  uint16_t v;
+  T v;
   std::memcpy(&v, p, sizeof v);
   return v;
 #endif
 }
 
-// 32 bits (little-endian) at a 2-byte aligned address: two 16-bit loads on
-// the GPU, where a misaligned 32-bit load faults.
+// 16 bits at a 2-byte aligned address.
+SWIFTLET_HOST_DEVICE inline uint32_t Load16(const void* p) { return LoadAligned<uint16_t>(p); }
+
+// 32 bits (little-endian) at a 2-byte aligned address: two 16-bit loads.
 SWIFTLET_HOST_DEVICE inline uint32_t Load2x16(const uint8_t* p) { return Load16(p) | Load16(p + 2) << 16; }
 
 // 32 bits at a 4-byte aligned address.
-SWIFTLET_HOST_DEVICE inline uint32_t Load32(const void* p) {
-#if defined(__CUDA_ARCH__)
-  return *static_cast<const uint32_t*>(p);
-#else
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-#endif
-}
+SWIFTLET_HOST_DEVICE inline uint32_t Load32(const void* p) { return LoadAligned<uint32_t>(p); }
 
 // c + the dot product of a's and b's four signed bytes (the GPU's dp4a).
 SWIFTLET_HOST_DEVICE inline int Dp4a(uint32_t a, uint32_t b, int c) {
@@ -106,21 +102,11 @@ SWIFTLET_HOST_DEVICE inline uint32_t Sub4(uint32_t a, uint32_t b) {
 
 inline constexpr uint32_t kOnes4 = 0x01010101u;
 
-struct Words4 {
+// 16 bytes at a 16-byte aligned address: one 128-bit load on the GPU.
+struct alignas(16) Words4 {
   uint32_t w[4];
 };
-
-// 16 bytes at a 16-byte aligned address: one 128-bit load on the GPU.
-SWIFTLET_HOST_DEVICE inline Words4 Load128(const uint8_t* p) {
-#if defined(__CUDA_ARCH__)
-  const uint4 v = *reinterpret_cast<const uint4*>(p);
-  return {{v.x, v.y, v.z, v.w}};
-#else
-  Words4 v;
-  std::memcpy(v.w, p, sizeof v.w);
-  return v;
-#endif
-}
+SWIFTLET_HOST_DEVICE inline Words4 Load128(const uint8_t* p) { return LoadAligned<Words4>(p); }
 
 // The activations of a matmul with quantized weights, as the CPU's
 // (kernels/vec_dot.h) quantizes them: blocks of 32 with d = max|x| / 127
