@@ -1,9 +1,10 @@
 // The same model on the CUDA backend and on the CPU: greedy tokens equal for
 // the first 16 tokens, and logits close, for the architectures of the
 // fixtures (Llama, Qwen2 with QKV biases, Qwen3 with QK norms). F32 weights,
-// where both backends compute in float (the CPU quantizes activations only
-// for quantized weights), so only summation order differs; Q8_0 weights
-// once more with a looser bound on the logits. One skip line without a GPU.
+// where both backends compute in float (activations are quantized only for
+// quantized weights), so only summation order differs; Q8_0 and K-quant
+// mixes once more with looser bounds on the logits. One skip line without
+// a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,11 +88,13 @@ TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
         EXPECT_EQ(Greedy(**gpu, prompt, 16).tokens, a.tokens);
       }
       // On the CPU's tokens, every step's logits agree: within 1e-3 of the
-      // largest in F32; 5% of it in Q8_0 and the K mixes (Q4_K, Q5_K, Q6_K
-      // weights), where the CPU's activations are quantized to 8 bits
-      // (1/254 of each block's range) and the GPU's are not. (On the CPU,
-      // these models against their own weights dequantized to F32 differ
-      // by at most 2.4% of the largest logit.)
+      // largest in F32. In Q8_0 within 5%: both quantize the activations
+      // the same way (blocks of 32), so only float sums' order differs. In
+      // the K mixes (Q4_K, Q5_K, Q6_K weights) within 8%: the CPU quantizes
+      // the activations in blocks of 256, the GPU in blocks of 32, and on
+      // the CPU these models against their own weights in F32 differ by up
+      // to 2.4% of the largest logit, so the two roundings together by up
+      // to about twice that.
       const GreedyRun b = Greedy(**gpu, prompt, 16, &a.tokens);
       ASSERT_EQ(b.logits.size(), 16u);
       for (size_t step = 0; step < 16; ++step) {
@@ -99,7 +102,7 @@ TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
         const std::vector<float>& lb = b.logits[step];
         float scale = 0;
         for (float v : la) scale = std::max(scale, std::fabs(v));
-        const float tol = (type == "F32" ? 1e-3f : 5e-2f) * scale;
+        const float tol = (type == "F32" ? 1e-3f : type == "Q8_0" ? 5e-2f : 8e-2f) * scale;
         for (size_t i = 0; i < la.size(); ++i) ASSERT_NEAR(lb[i], la[i], tol) << "step " << step << " logit " << i;
       }
       std::remove(path.c_str());

@@ -57,11 +57,14 @@ __device__ float WarpSum(float v) {
   return v;
 }
 
-// Lane `lane`'s element x of a block of 32 quantized as QuantizeRowQ8_0
-// quantizes it (d = max|x| / 127, q = round(x / d) within ±127, the same
-// IEEE operations); every lane of the warp joins, and all get d's F16 bits.
+// A lane's element x of a block of 32 quantized as QuantizeRowQ8_0
+// quantizes it (d = max|x| / 127, q = round(x · (1 / d)) within ±127, the
+// same IEEE operations); every lane of the warp joins, and all get d's F16
+// bits.
 __device__ int8_t QuantizeLaneQ8(float x, uint16_t* d_bits) {
-  float amax = fabsf(x);
+  // From 0, as the CPU's max: NaN never becomes the maximum (fmaxf drops
+  // it), so a block of NaN gets d = 0 there too.
+  float amax = fmaxf(0.0f, fabsf(x));
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
     amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
   }
@@ -555,13 +558,25 @@ class CudaBackend final : public Backend {
   }
 
   // x is quantized once for all the jobs with quantized weights.
+  // x is quantized once for all the jobs with quantized weights, in as many
+  // rows at a time as the scratch memory holds: rows are independent, so
+  // a smaller chunk changes no result.
   void MatMuls(std::span<const MatMulJob> jobs, const float* x, int64_t n_rows) override {
-    if (n_rows == 0) return;
-    const QuantizedActivations* xq = nullptr;
+    if (n_rows == 0 || jobs.empty()) return;
+    const int64_t n_in = jobs[0].w.n_in;
+    bool integer = false;
     for (const MatMulJob& job : jobs) {
-      SWIFTLET_CHECK(job.w.device == Device::kCuda);
-      if (xq == nullptr && IntegerDot(job.w)) xq = Quantize(x, n_rows, job.w.n_in);
-      Launch(job.w, x, xq, n_rows, job.y);
+      SWIFTLET_CHECK(job.w.device == Device::kCuda && job.w.n_in == n_in);
+      integer = integer || IntegerDot(job.w);
+    }
+    int64_t chunk = n_rows;
+    while (integer && !EnsureScratch(ScratchBytes(chunk, n_in)) && chunk > 1) chunk = (chunk + 1) / 2;
+    SWIFTLET_CHECK(!integer || activations_ != nullptr);  // The GPU has no room for one row's quants.
+    for (int64_t first = 0; first < n_rows; first += chunk) {
+      const int64_t rows = std::min(chunk, n_rows - first);
+      const float* xs = x + first * n_in;
+      const QuantizedActivations* xq = integer ? Quantize(xs, rows, n_in) : nullptr;
+      for (const MatMulJob& job : jobs) Launch(job.w, xs, xq, rows, job.y + first * job.w.n_out);
     }
   }
 
@@ -653,24 +668,33 @@ class CudaBackend final : public Backend {
     return integer && w.n_in % cuda_slices::kActivationBlock == 0;
   }
 
-  // x quantized into the backend's scratch memory (grown as needed), or
-  // null when the GPU has no room for it: the float kernels then take x as
-  // it is (results move by the activations' rounding, nothing fails).
+  // Scratch bytes for n_rows rows of quantized x: quants, then (at a
+  // 256-byte boundary) one float scale per block of 32.
+  static size_t ScratchBytes(int64_t n_rows, int64_t n_in) {
+    const size_t n = static_cast<size_t>(n_rows * n_in);
+    return (n + 255) / 256 * 256 + n / cuda_slices::kActivationBlock * sizeof(float);
+  }
+
+  // Whether the scratch holds `bytes`, growing it by half again when it
+  // must (or to exactly `bytes` when that much more does not fit).
+  bool EnsureScratch(size_t bytes) {
+    if (activations_ != nullptr && activations_->bytes() >= bytes) return true;
+    const size_t grown = activations_ == nullptr ? bytes : std::max(bytes, activations_->bytes() / 2 * 3);
+    activations_.reset();  // cudaFree waits for the kernels still reading it.
+    activations_ = Allocate(grown);
+    if (activations_ == nullptr && grown > bytes) activations_ = Allocate(bytes);
+    return activations_ != nullptr;
+  }
+
+  // x (n_rows rows of n_in) quantized into the scratch, which holds them.
   const QuantizedActivations* Quantize(const float* x, int64_t n_rows, int64_t n_in) {
-    const int64_t n = n_rows * n_in, blocks = n / cuda_slices::kActivationBlock;
-    const size_t scales_at = (static_cast<size_t>(n) + 255) / 256 * 256;
-    const size_t bytes = scales_at + static_cast<size_t>(blocks) * sizeof(float);
-    if (activations_ == nullptr || activations_->bytes() < bytes) {
-      activations_.reset();
-      activations_ = Allocate(std::max(bytes, activations_bytes_ + activations_bytes_ / 2));
-      activations_bytes_ = activations_ == nullptr ? 0 : activations_->bytes();
-      if (activations_ == nullptr) return nullptr;
-    }
-    quantized_ = {reinterpret_cast<const int8_t*>(activations_->data()),
-                  reinterpret_cast<const float*>(activations_->data() + scales_at)};
-    QuantizeActivationsKernel<<<Blocks(blocks * kWarp, 256), 256>>>(
-        x, blocks, reinterpret_cast<int8_t*>(activations_->data()),
-        reinterpret_cast<float*>(activations_->data() + scales_at));
+    const int64_t blocks = n_rows * n_in / cuda_slices::kActivationBlock;
+    const size_t scales_at = (static_cast<size_t>(n_rows * n_in) + 255) / 256 * 256;
+    SWIFTLET_CHECK(activations_ != nullptr && activations_->bytes() >= ScratchBytes(n_rows, n_in));
+    int8_t* q = reinterpret_cast<int8_t*>(activations_->data());
+    float* d = reinterpret_cast<float*>(activations_->data() + scales_at);
+    quantized_ = {q, d};
+    QuantizeActivationsKernel<<<Blocks(blocks * kWarp, 256), 256>>>(x, blocks, q, d);
     CheckLaunch("quantize activations");
     return &quantized_;
   }
@@ -678,6 +702,7 @@ class CudaBackend final : public Backend {
   template <typename Slice, int kMT, int kNT>
   static void LaunchMma(const WeightView& w, const QuantizedActivations* xq, int64_t n_rows, float* y) {
     const int64_t rows = cuda_mma::kTileRows * kMT, cols = cuda_mma::kTileCols * kNT;
+    SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
     const dim3 grid(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
     MmaQ8Kernel<Slice, kMT, kNT><<<grid, cuda_mma::kSplit * kWarp>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q,
                                                                        xq->d, n_rows, y);
@@ -705,6 +730,8 @@ class CudaBackend final : public Backend {
           } else {
             LaunchMma<S, 4, 4>(w, xq, n_rows, y);
           }
+        } else {
+          SWIFTLET_CHECK(false);  // MmaType and the FragmentA types disagree.
         }
       });
     } else if (Sliced(w)) {
@@ -727,7 +754,6 @@ class CudaBackend final : public Backend {
   int device_;
   bool tensor_cores_;
   std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, then scales.
-  size_t activations_bytes_ = 0;
   QuantizedActivations quantized_{};
 };
 
@@ -826,9 +852,15 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
   }
   // SWIFTLET_CUDA_TENSOR_CORES=0 takes the dp4a kernels instead: for
   // comparing the two (scripts/gpu-check.sh), not for production.
+  // The mma needs sm_80: both the GPU and the code built for it (a build
+  // for older architectures too may run their PTX, where Mma traps).
+  cudaFuncAttributes mma{};
+  const bool mma_built = cudaFuncGetAttributes(&mma, MmaQ8Kernel<cuda_slices::SliceQ8_0, 1, 1>) == cudaSuccess &&
+                         mma.ptxVersion >= 80 && mma.binaryVersion >= 80;
+  cudaGetLastError();
   const char* knob = std::getenv("SWIFTLET_CUDA_TENSOR_CORES");
-  const bool tensor_cores =
-      devices[static_cast<size_t>(device)].compute_major >= 8 && !(knob != nullptr && std::string(knob) == "0");
+  const bool tensor_cores = mma_built && devices[static_cast<size_t>(device)].compute_major >= 8 &&
+                            !(knob != nullptr && std::string(knob) == "0");
   return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, tensor_cores));
 }
 

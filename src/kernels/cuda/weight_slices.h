@@ -108,10 +108,11 @@ struct alignas(16) Words4 {
 };
 SWIFTLET_HOST_DEVICE inline Words4 Load128(const uint8_t* p) { return LoadAligned<Words4>(p); }
 
-// The activations of a matmul with quantized weights, as the CPU's
-// (kernels/vec_dot.h) quantizes them: blocks of 32 with d = max|x| / 127
-// rounded to F16 and q = round(x * 127 / max|x|) (QuantizeRowQ8_0), stored
-// apart: row t's quants at q + t * n_in, its scales (as floats) at
+// The activations of a matmul with quantized weights: blocks of 32
+// quantized exactly as QuantizeRowQ8_0 quantizes them (d = max|x| / 127
+// rounded to F16, q = round(x · (1 / d))), which is how the CPU quantizes
+// them for Q8_0 and Q4_0 weights (for the K quants it uses blocks of 256),
+// stored apart: row t's quants at q + t * n_in, its scales (as floats) at
 // d + t * n_in / 32.
 inline constexpr int kActivationBlock = 32;
 
