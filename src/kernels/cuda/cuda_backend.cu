@@ -382,31 +382,42 @@ __device__ float KvElement(TensorType type, const uint8_t* row, int64_t head_dim
   return Element(type, row, kvh * head_dim + e);
 }
 
-// One warp per (row t, query head h): keys 0..positions[t] in order with an
-// online softmax; each lane holds head_dim / 32 output dimensions.
-__global__ void AttentionKernel(const float* q, int64_t n_rows, const int32_t* positions, KvBatch kv,
-                                AttentionShape s, float* out) {
-  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  if (warp >= n_rows * s.n_head) return;
-  const int64_t t = warp / s.n_head, h = warp % s.n_head;
+// Warps sharing one (row, query head) in AttentionKernel.
+constexpr int kAttentionSplit = 8;
+
+// One block of kAttentionSplit warps per (row t, query head h): warp w runs
+// an online softmax over keys j = w, w + kAttentionSplit, ... up to
+// positions[t], in order, each lane holding head_dim / 32 output
+// dimensions; then the warps' states merge in order w = 0, 1, ... (warp 0
+// always has key 0). The split is fixed, so a row's result depends on its
+// own query and keys only, and a long context keeps 8 warps busy, not one.
+__global__ void __launch_bounds__(kAttentionSplit * kWarp)
+    AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, float* out) {
+  __shared__ float split_max[kAttentionSplit], split_sum[kAttentionSplit];
+  __shared__ float split_acc[kAttentionSplit][kMaxCudaHeadDim];
+  const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int64_t t = blockIdx.x / s.n_head, h = blockIdx.x % s.n_head;
   const int64_t kvh = h / (s.n_head / s.n_head_kv);
   const float* qh = q + (t * s.n_head + h) * s.head_dim;
   const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
   float qv[kMaxDimsPerLane], acc[kMaxDimsPerLane];
-  for (int d = 0; d < dims; ++d) {
+  // Loops over d run to the constant bound, unrolled, so qv and acc stay
+  // in registers; past `dims` they do nothing.
+#pragma unroll
+  for (int d = 0; d < kMaxDimsPerLane; ++d) {
     const int64_t e = lane + d * kWarp;
-    qv[d] = e < s.head_dim ? qh[e] : 0.0f;
+    qv[d] = d < dims && e < s.head_dim ? qh[e] : 0.0f;
     acc[d] = 0;
   }
-  float max = -INFINITY, sum = 0;
+  float max = -INFINITY, sum = 0;  // A warp with no keys keeps these.
   const TensorType type = kv.layer.type;
-  for (int64_t j = 0; j <= positions[t]; ++j) {
+  for (int64_t j = split; j <= positions[t]; j += kAttentionSplit) {
     const uint8_t* krow = KvRow(kv, t, j, kv.layer.k_offset);
     float dot = 0;
-    for (int d = 0; d < dims; ++d) {
+#pragma unroll
+    for (int d = 0; d < kMaxDimsPerLane; ++d) {
       const int64_t e = lane + d * kWarp;
-      if (e < s.head_dim) dot += qv[d] * KvElement(type, krow, s.head_dim, kvh, e);
+      if (d < dims && e < s.head_dim) dot += qv[d] * KvElement(type, krow, s.head_dim, kvh, e);
     }
     const float score = WarpSum(dot) * s.scale;
     const float new_max = fmaxf(max, score);
@@ -414,17 +425,41 @@ __global__ void AttentionKernel(const float* q, int64_t n_rows, const int32_t* p
     const float p = expf(score - new_max);
     sum = sum * correction + p;
     const uint8_t* vrow = KvRow(kv, t, j, kv.layer.v_offset);
-    for (int d = 0; d < dims; ++d) {
+#pragma unroll
+    for (int d = 0; d < kMaxDimsPerLane; ++d) {
       const int64_t e = lane + d * kWarp;
-      const float vv = e < s.head_dim ? KvElement(type, vrow, s.head_dim, kvh, e) : 0.0f;
+      const float vv = d < dims && e < s.head_dim ? KvElement(type, vrow, s.head_dim, kvh, e) : 0.0f;
       acc[d] = acc[d] * correction + p * vv;
     }
     max = new_max;
   }
+  if (lane == 0) {
+    split_max[split] = max;
+    split_sum[split] = sum;
+  }
+#pragma unroll
+  for (int d = 0; d < kMaxDimsPerLane; ++d) {
+    const int64_t e = lane + d * kWarp;
+    if (d < dims && e < s.head_dim) split_acc[split][e] = acc[d];
+  }
+  __syncthreads();
+  if (split != 0) return;
+  float m = split_max[0];
+  for (int w = 1; w < kAttentionSplit; ++w) m = fmaxf(m, split_max[w]);
+  float weight[kAttentionSplit], total = 0;
+#pragma unroll
+  for (int w = 0; w < kAttentionSplit; ++w) {
+    weight[w] = expf(split_max[w] - m);  // 0 for a warp without keys.
+    total += split_sum[w] * weight[w];
+  }
   float* o = out + (t * s.n_head + h) * s.head_dim;
   for (int d = 0; d < dims; ++d) {
     const int64_t e = lane + d * kWarp;
-    if (e < s.head_dim) o[e] = acc[d] / sum;
+    if (e >= s.head_dim) continue;
+    float a = 0;
+#pragma unroll
+    for (int w = 0; w < kAttentionSplit; ++w) a += split_acc[w][e] * weight[w];
+    o[e] = a / total;
   }
 }
 
@@ -610,7 +645,9 @@ class CudaBackend final : public Backend {
                  const AttentionShape& shape, float* out) override {
     SWIFTLET_CHECK(shape.head_dim <= kMaxDimsPerLane * kWarp);
     if (n_rows == 0) return;
-    AttentionKernel<<<Blocks(n_rows * shape.n_head * kWarp, 128), 128>>>(q, n_rows, positions, kv, shape, out);
+    SWIFTLET_CHECK(n_rows * shape.n_head < (int64_t{1} << 31));  // gridDim.x's limit.
+    AttentionKernel<<<static_cast<unsigned>(n_rows * shape.n_head), kAttentionSplit * kWarp>>>(q, positions, kv,
+                                                                                              shape, out);
     CheckLaunch("Attention");
   }
 
