@@ -246,10 +246,12 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   }
 
   // StoreKv then Attention over a paged cache: 3 rows of two sequences
-  // (blocks of 4 positions, tables out of order), F32, F16 and Q8_0 rows.
+  // (blocks of 16 positions, tables out of order), F32, F16 and Q8_0 rows;
+  // contexts of 41, 21 and 18 keys, so each of the kernel's 8 warps has
+  // several and the largest score is seldom warp 0's.
   for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
     SCOPED_TRACE(NameOf(type));
-    const int64_t heads = 4, kv_heads = 2, dim = 64, kv_dim = kv_heads * dim, block_rows = 4, blocks = 6;
+    const int64_t heads = 4, kv_heads = 2, dim = 128, kv_dim = kv_heads * dim, block_rows = 16, blocks = 6;
     const size_t row_bytes = type == TensorType::kQ8_0 ? kv_dim / 32 * 34 : kv_dim * (type == TensorType::kF16 ? 2 : 4);
     const size_t run = block_rows * row_bytes;
     std::vector<uint8_t> host_cache(blocks * 2 * run, 0);
@@ -257,10 +259,10 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
     dev_cache->Zero(0, host_cache.size());
     const std::vector<int32_t> tables = {3, 1, 5, 0, 2};  // Sequence A: {3, 1, 5}; B: {0, 2}.
     const std::vector<int32_t> start = {0, 3, 0};        // Rows: A, B, A.
-    // Fill positions 0..9 of A and 0..5 of B, one position per call.
-    for (int32_t p = 0; p < 10; ++p) {
+    // Fill positions 0..40 of A and 0..20 of B, one position per call.
+    for (int32_t p = 0; p < 41; ++p) {
       for (int seq = 0; seq < 2; ++seq) {
-        if (seq == 1 && p >= 6) continue;
+        if (seq == 1 && p >= 21) continue;
         const std::vector<float> k = Gaussian(kv_dim, 100 + p * 2 + seq), v = Gaussian(kv_dim, 200 + p * 2 + seq);
         const std::vector<int32_t> one_pos = {p}, one_start = {seq == 0 ? 0 : 3};
         const KvLayer host_layer{host_cache.data(), 2 * run, 0, run, block_rows, row_bytes, type};
@@ -276,7 +278,7 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
     gpu.Download(stored.data(), dev_cache->data(), stored.size());
     EXPECT_EQ(std::memcmp(stored.data(), host_cache.data(), stored.size()), 0) << "StoreKv";
     const std::vector<float> q = Gaussian(3 * heads * dim, 7);
-    const std::vector<int32_t> pos = {9, 5, 3};
+    const std::vector<int32_t> pos = {40, 20, 17};
     const AttentionShape shape{heads, kv_heads, dim, 0.125f};
     std::vector<float> out(q.size());
     float* dout_attn = mem.Put(out);

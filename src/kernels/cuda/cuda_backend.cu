@@ -2,9 +2,11 @@
 // stream, so every op, copy and buffer operation is ordered after the ones
 // called before it, as backend.h promises; Download waits for them.
 //
-// Matmuls give one warp to each (output row, tile of 8 batch rows), its
-// lanes decoding whole slices of the weight row with wide loads
-// (weight_slices.h, checked on the CPU); attention one warp to each (batch
+// Matmuls: Q8_0 and Q4_0 weights on the tensor cores (mma_q8.h), the other
+// quantized types with dp4a and the float types with float slices, one warp
+// to each (output row, tile of 8 batch rows), its lanes decoding whole
+// slices of the weight row with wide loads (weight_slices.h); all checked
+// on the CPU as far as a CPU can. Attention gives 8 warps to each (batch
 // row, head); RMSNorm one block to each row. Each reduces in a fixed order
 // that does not depend on the batch, so a row's result is the same in any
 // batch.
@@ -592,7 +594,6 @@ class CudaBackend final : public Backend {
     MatMuls({&job, 1}, x, n_rows);
   }
 
-  // x is quantized once for all the jobs with quantized weights.
   // x is quantized once for all the jobs with quantized weights, in as many
   // rows at a time as the scratch memory holds: rows are independent, so
   // a smaller chunk changes no result.
@@ -606,7 +607,8 @@ class CudaBackend final : public Backend {
     }
     int64_t chunk = n_rows;
     while (integer && !EnsureScratch(ScratchBytes(chunk, n_in)) && chunk > 1) chunk = (chunk + 1) / 2;
-    SWIFTLET_CHECK(!integer || activations_ != nullptr);  // The GPU has no room for one row's quants.
+    // The GPU has no room for one row's quants.
+    SWIFTLET_CHECK(!integer || (activations_ != nullptr && activations_->bytes() >= ScratchBytes(chunk, n_in)));
     for (int64_t first = 0; first < n_rows; first += chunk) {
       const int64_t rows = std::min(chunk, n_rows - first);
       const float* xs = x + first * n_in;
@@ -713,14 +715,16 @@ class CudaBackend final : public Backend {
   }
 
   // Whether the scratch holds `bytes`, growing it by half again when it
-  // must (or to exactly `bytes` when that much more does not fit).
+  // must (or to exactly `bytes` when that much more does not fit). When
+  // neither fits, the scratch it had stays, for fewer rows at a time.
   bool EnsureScratch(size_t bytes) {
     if (activations_ != nullptr && activations_->bytes() >= bytes) return true;
     const size_t grown = activations_ == nullptr ? bytes : std::max(bytes, activations_->bytes() / 2 * 3);
-    activations_.reset();  // cudaFree waits for the kernels still reading it.
-    activations_ = Allocate(grown);
-    if (activations_ == nullptr && grown > bytes) activations_ = Allocate(bytes);
-    return activations_ != nullptr;
+    std::unique_ptr<DeviceBuffer> larger = Allocate(grown);
+    if (larger == nullptr && grown > bytes) larger = Allocate(bytes);
+    if (larger == nullptr) return false;
+    activations_ = std::move(larger);  // cudaFree waits for the kernels still reading the old one.
+    return true;
   }
 
   // x (n_rows rows of n_in) quantized into the scratch, which holds them.
