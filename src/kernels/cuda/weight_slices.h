@@ -358,15 +358,13 @@ bool WithSlice(TensorType type, F&& f) {
 // this many activation rows.
 inline constexpr int kRowsPerWarp = 8;
 
-// One lane's share of W · x[r] for the batch rows r < rows (at most
-// kRowsPerWarp) of a row `w` of n_blocks blocks: lane L decodes slice
-// L % kSlices of blocks L / kSlices, + 32 / kSlices, ... and adds each
-// weight times x[r][element] into sum[r], in that order. x[r] starts at
-// x + r * x_stride. The kernel then sums the 32 lanes in a fixed butterfly,
-// so row r's result does not depend on the other rows of its tile.
-template <typename Slice>
-SWIFTLET_HOST_DEVICE inline void AccumulateLane(const uint8_t* w, int64_t n_blocks, const float* x, int64_t x_stride,
-                                                int rows, int lane, float* sum) {
+// The walk every matmul lane makes over a weight row of n_blocks blocks:
+// lane L takes slice s = L % kSlices of blocks L / kSlices, + 32 / kSlices,
+// ... in that order, calling step(b, s) for each. The kernels sum the 32
+// lanes afterwards in a fixed butterfly, so a row's result does not depend
+// on the other rows of its tile.
+template <typename Slice, typename Step>
+SWIFTLET_HOST_DEVICE inline void ForEachLaneSlice(int64_t n_blocks, int lane, Step&& step) {
   constexpr int kBlocksPerPass = 32 / Slice::kSlices;
   const int s = lane % Slice::kSlices;
   // Four passes' loads in flight per lane: at batch 1 a warp has little
@@ -374,7 +372,16 @@ SWIFTLET_HOST_DEVICE inline void AccumulateLane(const uint8_t* w, int64_t n_bloc
 #if defined(__CUDA_ARCH__)
 #pragma unroll 4
 #endif
-  for (int64_t b = lane / Slice::kSlices; b < n_blocks; b += kBlocksPerPass) {
+  for (int64_t b = lane / Slice::kSlices; b < n_blocks; b += kBlocksPerPass) step(b, s);
+}
+
+// One lane's share of W · x[r] for the batch rows r < rows (at most
+// kRowsPerWarp) of a row `w`: each weight of each of its slices times
+// x[r][element], added into sum[r]. x[r] starts at x + r * x_stride.
+template <typename Slice>
+SWIFTLET_HOST_DEVICE inline void AccumulateLane(const uint8_t* w, int64_t n_blocks, const float* x, int64_t x_stride,
+                                                int rows, int lane, float* sum) {
+  ForEachLaneSlice<Slice>(n_blocks, lane, [&](int64_t b, int s) {
     float wk[Slice::kWeights];
     Slice::Decode(w + static_cast<size_t>(b) * Slice::kBytes, s, wk);
     const float* xb = x + b * Slice::kElems;
@@ -382,22 +389,17 @@ SWIFTLET_HOST_DEVICE inline void AccumulateLane(const uint8_t* w, int64_t n_bloc
       if (r >= rows) break;
       for (int k = 0; k < Slice::kWeights; ++k) sum[r] += wk[k] * xb[r * x_stride + Slice::Index(s, k)];
     }
-  }
+  });
 }
 
 // AccumulateLane for quantized weights against quantized activations
 // (kActivationBlock): row r's quants at q + r * x_stride, its scales at
-// d + r * x_stride / 32. The same lanes, slices and order.
+// d + r * x_stride / 32; each slice's integer dot product, scaled.
 template <typename Slice>
 SWIFTLET_HOST_DEVICE inline void AccumulateLaneQ8(const uint8_t* w, int64_t n_blocks, const int8_t* q, const float* d,
                                                   int64_t x_stride, int rows, int lane, float* sum) {
   static_assert(Slice::kIntegerDot && Slice::kElems % kActivationBlock == 0);
-  constexpr int kBlocksPerPass = 32 / Slice::kSlices;
-  const int s = lane % Slice::kSlices;
-#if defined(__CUDA_ARCH__)
-#pragma unroll 4
-#endif
-  for (int64_t b = lane / Slice::kSlices; b < n_blocks; b += kBlocksPerPass) {
+  ForEachLaneSlice<Slice>(n_blocks, lane, [&](int64_t b, int s) {
     SliceInts u;
     Slice::Unpack(w + static_cast<size_t>(b) * Slice::kBytes, s, &u);
     for (int r = 0; r < kRowsPerWarp; ++r) {
@@ -405,7 +407,7 @@ SWIFTLET_HOST_DEVICE inline void AccumulateLaneQ8(const uint8_t* w, int64_t n_bl
       sum[r] += Slice::DotQ8(u, s, q + r * x_stride + b * Slice::kElems,
                              d + r * (x_stride / kActivationBlock) + b * (Slice::kElems / kActivationBlock));
     }
-  }
+  });
 }
 
 }  // namespace swiftlet::cuda_slices
