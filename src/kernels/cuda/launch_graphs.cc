@@ -1,0 +1,93 @@
+#include "kernels/cuda/launch_graphs.h"
+
+#include <cstring>
+
+#include "core/check.h"
+
+namespace swiftlet::cuda_graphs {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  // FNV-1a over the value's 8 bytes.
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void LaunchList::Begin(const LaunchShape& shape, const char* name) {
+  launches_.push_back({shape, name, static_cast<uint32_t>(args_.size()), 0});
+  uint64_t h = Mix(shape_hash_ == 0 ? 0xcbf29ce484222325ull : shape_hash_,
+                   reinterpret_cast<uintptr_t>(shape.kernel));
+  for (const Dim3& d : {shape.grid, shape.block}) {
+    h = Mix(h, d.x);
+    h = Mix(h, d.y);
+    h = Mix(h, d.z);
+  }
+  shape_hash_ = Mix(h, shape.shared_bytes);
+}
+
+void LaunchList::AddArg(const void* bytes, size_t size, size_t align) {
+  SWIFTLET_CHECK(!launches_.empty() && align > 0 && align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  const size_t offset = (bytes_.size() + align - 1) / align * align;
+  bytes_.resize(offset + size);
+  std::memcpy(bytes_.data() + offset, bytes, size);
+  args_.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+  ++launches_.back().n_args;
+  pointers_base_ = nullptr;
+}
+
+bool LaunchList::SameShapes(const LaunchList& other) const {
+  if (launches_.size() != other.launches_.size()) return false;
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    if (!(launches_[i].shape == other.launches_[i].shape)) return false;
+  }
+  return true;
+}
+
+bool LaunchList::SameArgs(const LaunchList& other, size_t i) const {
+  const Launch& a = launches_[i];
+  const Launch& b = other.launches_[i];
+  SWIFTLET_CHECK(a.shape.kernel == b.shape.kernel && a.n_args == b.n_args);
+  for (uint32_t k = 0; k < a.n_args; ++k) {
+    const Arg& x = args_[a.first_arg + k];
+    const Arg& y = other.args_[b.first_arg + k];
+    SWIFTLET_CHECK(x.size == y.size);  // One kernel, one parameter list.
+    if (std::memcmp(bytes_.data() + x.offset, other.bytes_.data() + y.offset, x.size) != 0) return false;
+  }
+  return true;
+}
+
+void LaunchList::CopyArgs(const LaunchList& other, size_t i) {
+  const Launch& a = launches_[i];
+  const Launch& b = other.launches_[i];
+  SWIFTLET_CHECK(a.shape.kernel == b.shape.kernel && a.n_args == b.n_args);
+  for (uint32_t k = 0; k < a.n_args; ++k) {
+    const Arg& x = args_[a.first_arg + k];
+    const Arg& y = other.args_[b.first_arg + k];
+    SWIFTLET_CHECK(x.size == y.size);
+    std::memcpy(bytes_.data() + x.offset, other.bytes_.data() + y.offset, x.size);
+  }
+}
+
+void** LaunchList::ArgPointers(size_t i) {
+  if (pointers_base_ == nullptr || pointers_base_ != bytes_.data()) {
+    pointers_.resize(args_.size());
+    for (size_t k = 0; k < args_.size(); ++k) pointers_[k] = bytes_.data() + args_[k].offset;
+    pointers_base_ = bytes_.data();
+  }
+  return pointers_.data() + launches_[i].first_arg;
+}
+
+void LaunchList::Clear() {
+  launches_.clear();
+  args_.clear();
+  bytes_.clear();
+  pointers_base_ = nullptr;
+  shape_hash_ = 0;
+}
+
+}  // namespace swiftlet::cuda_graphs
