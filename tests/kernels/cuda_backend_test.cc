@@ -76,14 +76,19 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, f
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << what << " element " << i;
 }
 
+// Whether there is no GPU to test on (`why`); with SWIFTLET_REQUIRE_GPU=1
+// that is a failure.
+bool NoGpu(std::string* why) {
+  if (!ListCudaDevices(why).empty()) return false;
+  if (const char* r = std::getenv("SWIFTLET_REQUIRE_GPU"); r != nullptr && std::string(r) == "1") {
+    ADD_FAILURE() << "SWIFTLET_REQUIRE_GPU=1 but no GPU (" << *why << ")";
+  }
+  return true;
+}
+
 TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   std::string why;
-  if (ListCudaDevices(&why).empty()) {
-    if (const char* r = std::getenv("SWIFTLET_REQUIRE_GPU"); r != nullptr && std::string(r) == "1") {
-      FAIL() << "SWIFTLET_REQUIRE_GPU=1 but no GPU (" << why << ")";
-    }
-    GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
-  }
+  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
   absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
   ASSERT_TRUE(made.ok()) << made.status();
   Backend& gpu = **made;
@@ -290,6 +295,90 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
                    shape, out.data());
     ExpectNear(mem.Get(dout_attn, out.size()), out, 1e-4f, "Attention");
   }
+}
+
+// A CUDA backend made with SWIFTLET_CUDA_GRAPHS set to `graphs` ("1" or
+// "0"), the variable restored after.
+std::unique_ptr<Backend> MakeGpuWithGraphs(const char* graphs) {
+  const char* before = std::getenv("SWIFTLET_CUDA_GRAPHS");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("SWIFTLET_CUDA_GRAPHS", graphs, 1);
+  absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
+  if (before != nullptr) {
+    setenv("SWIFTLET_CUDA_GRAPHS", saved.c_str(), 1);
+  } else {
+    unsetenv("SWIFTLET_CUDA_GRAPHS");
+  }
+  EXPECT_TRUE(made.ok()) << made.status();
+  return made.ok() ? std::move(*made) : nullptr;
+}
+
+// A run of ops repeated as decode steps are: launched one by one on one
+// backend and as a CUDA graph on another, the same bits every time, with
+// new inputs in the same buffers (what a graph must read afresh) and,
+// last, a buffer at another address (arguments the graph must update).
+TEST(CudaBackendTest, GraphsRunWhatTheOpsSay) {
+  std::string why;
+  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
+  const int64_t n = 256, rows = 3;
+  std::vector<uint8_t> w(static_cast<size_t>(n) * (n / BlockQ8_0::kElems) * sizeof(BlockQ8_0));
+  const std::vector<float> wf = Gaussian(n * n, 5);
+  QuantizeRow(TensorType::kQ8_0, wf.data(), w.data(), n * n);
+  const WeightView file{TensorType::kQ8_0, n, n, w.data(), w.size() / n};
+  const std::vector<float> norm = Gaussian(n, 6);
+
+  struct Run {
+    std::unique_ptr<Backend> be;
+    std::unique_ptr<ResidentWeight> weight;
+    std::unique_ptr<Gpu> mem;
+    float *x[2], *h, *y, *norm;
+  };
+  Run runs[2];
+  for (int g = 0; g < 2; ++g) {
+    Run& r = runs[g];
+    r.be = MakeGpuWithGraphs(g == 0 ? "0" : "1");
+    ASSERT_NE(r.be, nullptr);
+    auto resident = r.be->PrepareWeight(file, Backend::WeightUse::kMatMul, 1);
+    ASSERT_TRUE(resident.ok()) << resident.status();
+    r.weight = std::move(*resident);
+    r.mem = std::make_unique<Gpu>(*r.be);
+    const std::vector<float> zeros(n * rows);
+    r.x[0] = r.mem->Put(zeros);
+    r.x[1] = r.mem->Put(zeros);
+    r.h = r.mem->Put(zeros);
+    r.y = r.mem->Put(zeros);
+    r.norm = r.mem->Put(norm);
+  }
+  for (int step = 0; step < 5; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const std::vector<float> input = Gaussian(n * rows, 10 + static_cast<uint32_t>(step));
+    std::vector<float> out[2];
+    for (int g = 0; g < 2; ++g) {
+      Run& r = runs[g];
+      Backend& be = *r.be;
+      float* x = r.x[step == 4 ? 1 : 0];
+      be.Upload(x, input.data(), input.size() * sizeof(float));
+      // 6 rounds of 5 launches (the matmul quantizes, then multiplies):
+      // past LaunchGraphs' shortest graph (16).
+      for (int round = 0; round < 6; ++round) {
+        be.RmsNorm(x, r.norm, n, rows, 1e-5f, r.h);
+        be.MatMul(r.weight->view(), r.h, rows, r.y);
+        be.SiluMul(r.y, r.h, n * rows);
+        be.Add(x, r.y, n * rows);
+      }
+      out[g] = r.mem->Get(x, input.size());
+    }
+    ASSERT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)), 0);
+    ASSERT_NE(std::memcmp(out[0].data(), input.data(), input.size() * sizeof(float)), 0);
+  }
+  const CudaGraphCounts eager = CudaGraphCountsOf(*runs[0].be);
+  const CudaGraphCounts graphs = CudaGraphCountsOf(*runs[1].be);
+  EXPECT_EQ(eager.built + eager.replayed, 0u);
+  // Step 0 ran launch by launch, step 1 built the graph, 2 to 4 replayed it;
+  // step 4's x is another buffer, so nodes were updated.
+  EXPECT_EQ(graphs.built, 1u);
+  EXPECT_EQ(graphs.replayed, 3u);
+  EXPECT_GT(graphs.updated_nodes, 0u);
 }
 
 }  // namespace

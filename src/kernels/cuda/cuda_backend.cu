@@ -1,6 +1,9 @@
-// The CUDA backend (cuda_backend.h). Everything runs on the legacy default
-// stream, so every op, copy and buffer operation is ordered after the ones
-// called before it, as backend.h promises; Download waits for them.
+// The CUDA backend (cuda_backend.h). Everything runs on one stream per
+// backend (cuda_queue.h), shared with the buffers it made, so every op,
+// copy and buffer operation is ordered after the ones called before it, as
+// backend.h promises; Download waits for them. Ops record their launches,
+// which run when a copy must follow them: a run seen before as one CUDA
+// graph (launch_graphs.h).
 //
 // Matmuls: Q8_0 and Q4_0 weights on the tensor cores (mma_q8.h), the other
 // quantized types with dp4a and the float types with float slices, one warp
@@ -25,6 +28,7 @@
 
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "kernels/cuda/cuda_queue.h"
 #include "kernels/cuda/mma_q8.h"
 #include "kernels/cuda/weight_slices.h"
 #include "kernels/quant_blocks.h"
@@ -35,17 +39,6 @@ namespace {
 constexpr int kWarp = 32;
 // Attention: at most this many head dimensions per lane.
 constexpr int kMaxDimsPerLane = kMaxCudaHeadDim / 32;
-
-// Aborts with CUDA's message: a failed launch or copy on a working device is
-// a bug or a lost device, not an input error.
-void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    const std::string message = StrCat("CUDA ", what, ": ", cudaGetErrorString(e));
-    internal::CheckFailed(__FILE__, __LINE__, message.c_str());
-  }
-}
-
-void CheckLaunch(const char* kernel) { Check(cudaGetLastError(), kernel); }
 
 int Blocks(int64_t n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
 
@@ -500,10 +493,15 @@ __global__ void ReadKernel(const uint4* data, int64_t n, uint32_t impossible, ui
   if (x == impossible) *sink = x;
 }
 
+// Memory on the GPU, freed once the work asked of its queue before is done.
 class CudaBuffer final : public DeviceBuffer {
  public:
-  CudaBuffer(uint8_t* data, size_t bytes) : data_(data), bytes_(bytes) {}
-  ~CudaBuffer() override { cudaFree(data_); }
+  CudaBuffer(std::shared_ptr<CudaQueue> queue, uint8_t* data, size_t bytes)
+      : queue_(std::move(queue)), data_(data), bytes_(bytes) {}
+  ~CudaBuffer() override {
+    queue_->Synchronize();
+    cudaFree(data_);
+  }
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
 
@@ -511,14 +509,15 @@ class CudaBuffer final : public DeviceBuffer {
   size_t bytes() const override { return bytes_; }
   void CopyWithin(size_t dst, size_t src, size_t bytes) override {
     SWIFTLET_CHECK(dst + bytes <= bytes_ && src + bytes <= bytes_);
-    Check(cudaMemcpyAsync(data_ + dst, data_ + src, bytes, cudaMemcpyDeviceToDevice), "copy within a buffer");
+    queue_->CopyWithin(data_ + dst, data_ + src, bytes);
   }
   void Zero(size_t offset, size_t bytes) override {
     SWIFTLET_CHECK(offset + bytes <= bytes_);
-    Check(cudaMemsetAsync(data_ + offset, 0, bytes), "zero a buffer");
+    queue_->Zero(data_ + offset, bytes);
   }
 
  private:
+  std::shared_ptr<CudaQueue> queue_;
   uint8_t* data_;
   size_t bytes_;
 };
@@ -547,24 +546,22 @@ class CudaBackend final : public Backend {
  public:
   // tensor_cores: the GPU runs the integer mma (compute capability 8.0 and
   // later); without it Q8_0 and Q4_0 take the dp4a kernel.
-  CudaBackend(int device, bool tensor_cores) : device_(device), tensor_cores_(tensor_cores) {}
+  CudaBackend(int device, bool tensor_cores, cuda_graphs::GraphOptions graphs)
+      : device_(device), tensor_cores_(tensor_cores), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
-    Check(cudaSetDevice(device_), "select the device");
+    CheckCuda(cudaSetDevice(device_), "select the device");
     void* p = nullptr;
     if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
       cudaGetLastError();  // Clear the sticky-free allocation error.
       return nullptr;
     }
-    return std::make_unique<CudaBuffer>(static_cast<uint8_t*>(p), bytes);
+    return std::make_unique<CudaBuffer>(queue_, static_cast<uint8_t*>(p), bytes);
   }
   bool SharesHostMemory() const override { return false; }
-  void Upload(void* dst, const void* host_src, size_t bytes) override {
-    Check(cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice), "upload");
-  }
-  void Download(void* host_dst, const void* src, size_t bytes) override {
-    Check(cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost), "download");
-  }
+  cuda_graphs::GraphStats graph_stats() { return queue_->stats(); }
+  void Upload(void* dst, const void* host_src, size_t bytes) override { queue_->CopyToDevice(dst, host_src, bytes); }
+  void Download(void* host_dst, const void* src, size_t bytes) override { queue_->CopyToHost(host_dst, src, bytes); }
 
   absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse,
                                                                 int) override {
@@ -620,15 +617,13 @@ class CudaBackend final : public Backend {
   void RmsNorm(const float* x, const float* weight, int64_t n, int64_t n_rows, float eps, float* y) override {
     if (n_rows == 0) return;
     constexpr int kThreads = 256;  // A power of two: the tree sum halves it.
-    RmsNormKernel<<<static_cast<unsigned>(n_rows), kThreads, kThreads * sizeof(float)>>>(x, weight, n, eps, y);
-    CheckLaunch("RmsNorm");
+    queue_->Launch("RmsNorm", RmsNormKernel, static_cast<unsigned>(n_rows), kThreads, kThreads * sizeof(float), x, weight, n, eps, y);
   }
 
   void Rope(float* x, int64_t n_rows, const int32_t* positions, const RopeShape& shape) override {
     const int64_t n = n_rows * shape.n_head * (shape.rope_dim / 2);
     if (n == 0) return;
-    RopeKernel<<<Blocks(n, 256), 256>>>(x, n_rows, positions, shape);
-    CheckLaunch("Rope");
+    queue_->Launch("Rope", RopeKernel, Blocks(n, 256), 256, 0, x, n_rows, positions, shape);
   }
 
   void StoreKv(const float* k, const float* v, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
@@ -636,11 +631,10 @@ class CudaBackend final : public Backend {
     if (n_rows == 0) return;
     if (kv.layer.type == TensorType::kQ8_0) {
       const int64_t threads = n_rows * (kv_dim / BlockQ8_0::kElems) * 2 * kWarp;
-      StoreKvQ8Kernel<<<Blocks(threads, 256), 256>>>(k, v, n_rows, positions, kv, kv_dim);
+      queue_->Launch("StoreKv", StoreKvQ8Kernel, Blocks(threads, 256), 256, 0, k, v, n_rows, positions, kv, kv_dim);
     } else {
-      StoreKvFloatKernel<<<Blocks(n_rows * kv_dim, 256), 256>>>(k, v, n_rows, positions, kv, kv_dim);
+      queue_->Launch("StoreKv", StoreKvFloatKernel, Blocks(n_rows * kv_dim, 256), 256, 0, k, v, n_rows, positions, kv, kv_dim);
     }
-    CheckLaunch("StoreKv");
   }
 
   void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
@@ -648,33 +642,27 @@ class CudaBackend final : public Backend {
     SWIFTLET_CHECK(shape.head_dim <= kMaxDimsPerLane * kWarp);
     if (n_rows == 0) return;
     SWIFTLET_CHECK(n_rows * shape.n_head < (int64_t{1} << 31));  // gridDim.x's limit.
-    AttentionKernel<<<static_cast<unsigned>(n_rows * shape.n_head), kAttentionSplit * kWarp>>>(q, positions, kv,
-                                                                                              shape, out);
-    CheckLaunch("Attention");
+    queue_->Launch("Attention", AttentionKernel, static_cast<unsigned>(n_rows * shape.n_head), kAttentionSplit * kWarp, 0, q, positions, kv, shape, out);
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
     if (n == 0) return;
-    SiluMulKernel<<<Blocks(n, 256), 256>>>(gate, up, n);
-    CheckLaunch("SiluMul");
+    queue_->Launch("SiluMul", SiluMulKernel, Blocks(n, 256), 256, 0, gate, up, n);
   }
 
   void Add(float* y, const float* x, int64_t n) override {
     if (n == 0) return;
-    AddKernel<<<Blocks(n, 256), 256>>>(y, x, n);
-    CheckLaunch("Add");
+    queue_->Launch("Add", AddKernel, Blocks(n, 256), 256, 0, y, x, n);
   }
 
   void AddBias(float* y, const float* bias, int64_t n, int64_t n_rows) override {
     if (n * n_rows == 0) return;
-    AddBiasKernel<<<Blocks(n * n_rows, 256), 256>>>(y, bias, n, n_rows);
-    CheckLaunch("AddBias");
+    queue_->Launch("AddBias", AddBiasKernel, Blocks(n * n_rows, 256), 256, 0, y, bias, n, n_rows);
   }
 
   void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) override {
     if (n * count == 0) return;
-    GatherRowsKernel<<<Blocks(n * count, 256), 256>>>(x, n, rows, count, out);
-    CheckLaunch("GatherRows");
+    queue_->Launch("GatherRows", GatherRowsKernel, Blocks(n * count, 256), 256, 0, x, n, rows, count, out);
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
@@ -684,13 +672,11 @@ class CudaBackend final : public Backend {
       cuda_slices::WithSlice(table.type, [&](auto slice) {
         using S = decltype(slice);
         const int64_t threads = n * (table.n_in / S::kElems) * S::kSlices;
-        GetRowsKernel<S><<<Blocks(threads, 256), 256>>>(table.data, table.row_bytes, table.n_in, ids, n, out);
+        queue_->Launch("GetRows", GetRowsKernel<S>, Blocks(threads, 256), 256, 0, table.data, table.row_bytes, table.n_in, ids, n, out);
       });
     } else {
-      GetRowsElementKernel<<<Blocks(n * table.n_in, 256), 256>>>(table.type, table.data, table.row_bytes,
-                                                                  table.n_in, ids, n, out);
+      queue_->Launch("GetRows", GetRowsElementKernel, Blocks(n * table.n_in, 256), 256, 0, table.type, table.data, table.row_bytes, table.n_in, ids, n, out);
     }
-    CheckLaunch("GetRows");
   }
 
  private:
@@ -723,7 +709,7 @@ class CudaBackend final : public Backend {
     std::unique_ptr<DeviceBuffer> larger = Allocate(grown);
     if (larger == nullptr && grown > bytes) larger = Allocate(bytes);
     if (larger == nullptr) return false;
-    activations_ = std::move(larger);  // cudaFree waits for the kernels still reading the old one.
+    activations_ = std::move(larger);  // The old one is freed once the launches reading it are done.
     return true;
   }
 
@@ -735,18 +721,16 @@ class CudaBackend final : public Backend {
     int8_t* q = reinterpret_cast<int8_t*>(activations_->data());
     float* d = reinterpret_cast<float*>(activations_->data() + scales_at);
     quantized_ = {q, d};
-    QuantizeActivationsKernel<<<Blocks(blocks * kWarp, 256), 256>>>(x, blocks, q, d);
-    CheckLaunch("quantize activations");
+    queue_->Launch("quantize activations", QuantizeActivationsKernel, Blocks(blocks * kWarp, 256), 256, 0, x, blocks, q, d);
     return &quantized_;
   }
 
   template <typename Slice, int kMT, int kNT>
-  static void LaunchMma(const WeightView& w, const QuantizedActivations* xq, int64_t n_rows, float* y) {
+  void LaunchMma(const WeightView& w, const QuantizedActivations* xq, int64_t n_rows, float* y) {
     const int64_t rows = cuda_mma::kTileRows * kMT, cols = cuda_mma::kTileCols * kNT;
     SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
     const dim3 grid(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
-    MmaQ8Kernel<Slice, kMT, kNT><<<grid, cuda_mma::kSplit * kWarp>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q,
-                                                                       xq->d, n_rows, y);
+    queue_->Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
   }
 
   // One matmul: integer against xq where the weights are quantized and xq
@@ -780,20 +764,20 @@ class CudaBackend final : public Backend {
         using S = decltype(slice);
         if constexpr (S::kIntegerDot) {
           if (xq != nullptr) {
-            MatMulQ8Kernel<S><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+            queue_->Launch("MatMul (dp4a)", MatMulQ8Kernel<S>, blocks, kThreads, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
             return;
           }
         }
-        MatMulKernel<S><<<blocks, kThreads>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+        queue_->Launch("MatMul", MatMulKernel<S>, blocks, kThreads, 0, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
       });
     } else {
-      MatMulElementKernel<<<blocks, kThreads>>>(w.type, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
+      queue_->Launch("MatMul", MatMulElementKernel, blocks, kThreads, 0, w.type, w.data, w.row_bytes, w.n_in, w.n_out, x, n_rows, y);
     }
-    CheckLaunch("MatMul");
   }
 
   int device_;
   bool tensor_cores_;
+  std::shared_ptr<CudaQueue> queue_;  // Declared before what it must outlive.
   std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, then scales.
   QuantizedActivations quantized_{};
 };
@@ -828,23 +812,23 @@ absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes) {
     return absl::ResourceExhaustedError(StrCat("no room on the GPU for a ", bytes, "-byte bandwidth buffer"));
   }
   // A pattern whose XOR over any thread's words is never all ones.
-  Check(cudaMemset(buffer->data(), 0x11, bytes), "fill the bandwidth buffer");
+  CheckCuda(cudaMemset(buffer->data(), 0x11, bytes), "fill the bandwidth buffer");
   int sms = 0;
-  Check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "count SMs");
+  CheckCuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "count SMs");
   const int64_t words = static_cast<int64_t>(bytes / sizeof(uint4));
   cudaEvent_t start, stop;
-  Check(cudaEventCreate(&start), "event");
-  Check(cudaEventCreate(&stop), "event");
+  CheckCuda(cudaEventCreate(&start), "event");
+  CheckCuda(cudaEventCreate(&stop), "event");
   double best = 0;
   for (int pass = 0; pass < 6; ++pass) {  // The first warms up.
-    Check(cudaEventRecord(start), "event");
+    CheckCuda(cudaEventRecord(start), "event");
     ReadKernel<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(buffer->data()), words, 0xffffffffu,
                                  reinterpret_cast<uint32_t*>(sink->data()));
-    CheckLaunch("bandwidth read");
-    Check(cudaEventRecord(stop), "event");
-    Check(cudaEventSynchronize(stop), "event");
+    CheckCuda(cudaGetLastError(), "bandwidth read");
+    CheckCuda(cudaEventRecord(stop), "event");
+    CheckCuda(cudaEventSynchronize(stop), "event");
     float ms = 0;
-    Check(cudaEventElapsedTime(&ms, start, stop), "event");
+    CheckCuda(cudaEventElapsedTime(&ms, start, stop), "event");
     if (pass > 0 && ms > 0) best = std::max(best, static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
   }
   cudaEventDestroy(start);
@@ -861,16 +845,23 @@ absl::StatusOr<CudaMemory> QueryCudaMemory(int device) {
   }
   // cudaMemGetInfo answers for the calling thread's current device.
   int current = 0;
-  Check(cudaGetDevice(&current), "current device");
-  Check(cudaSetDevice(device), "select the device");
+  CheckCuda(cudaGetDevice(&current), "current device");
+  CheckCuda(cudaSetDevice(device), "select the device");
   size_t free_bytes = 0, total_bytes = 0;
   const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
-  Check(cudaSetDevice(current), "select the device");
+  CheckCuda(cudaSetDevice(current), "select the device");
   if (e != cudaSuccess) {
     cudaGetLastError();
     return absl::UnavailableError(StrCat("CUDA: memory of GPU ", device, ": ", cudaGetErrorString(e)));
   }
   return CudaMemory{free_bytes, total_bytes};
+}
+
+CudaGraphCounts CudaGraphCountsOf(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (cuda == nullptr) return {};
+  const cuda_graphs::GraphStats s = cuda->graph_stats();
+  return {s.eager, s.built, s.replayed, s.updated_nodes};
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
@@ -880,7 +871,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
     return absl::FailedPreconditionError(
         devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
   }
-  Check(cudaSetDevice(device), "select the device");
+  CheckCuda(cudaSetDevice(device), "select the device");
   // The kernels are built for CMAKE_CUDA_ARCHITECTURES (sm_90 by default);
   // on another GPU the first launch would fail: say so here instead.
   cudaFuncAttributes attributes{};
@@ -899,10 +890,17 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
   const bool mma_built = cudaFuncGetAttributes(&mma, MmaQ8Kernel<cuda_slices::SliceQ8_0, 1, 1>) == cudaSuccess &&
                          mma.ptxVersion >= 80 && mma.binaryVersion >= 80;
   cudaGetLastError();
-  const char* knob = std::getenv("SWIFTLET_CUDA_TENSOR_CORES");
-  const bool tensor_cores = mma_built && devices[static_cast<size_t>(device)].compute_major >= 8 &&
-                            !(knob != nullptr && std::string(knob) == "0");
-  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, tensor_cores));
+  auto off = [](const char* name) {
+    const char* knob = std::getenv(name);
+    return knob != nullptr && std::string(knob) == "0";
+  };
+  const bool tensor_cores =
+      mma_built && devices[static_cast<size_t>(device)].compute_major >= 8 && !off("SWIFTLET_CUDA_TENSOR_CORES");
+  // SWIFTLET_CUDA_GRAPHS=0 issues every launch on its own: for comparing
+  // (scripts/gpu-check.sh), and a way out should a driver misbehave.
+  cuda_graphs::GraphOptions graphs;
+  graphs.enabled = !off("SWIFTLET_CUDA_GRAPHS");
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, tensor_cores, graphs));
 }
 
 }  // namespace swiftlet

@@ -4,11 +4,13 @@
 // without it these functions say so.
 //
 // Each output row is computed from its own input row in a fixed order
-// (batch invariance holds as on the CPU). Activations stay F32 (the CPU
-// quantizes them for quantized weights), so results agree with the CPU's
-// within float rounding, not bit for bit. Matmul weights: F32, F16, BF16,
-// Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. Attention: head_dim <= 256
-// (kMaxCudaHeadDim). All work is on GPU 0.
+// (batch invariance holds as on the CPU). Quantized weights see activations
+// quantized in blocks of 32 as QuantizeRowQ8_0 does; sums are in other
+// orders than the CPU's, so results agree with the CPU's within float
+// rounding, not bit for bit. Matmul weights: F32, F16, BF16, Q8_0, Q4_0,
+// Q4_K, Q5_K, Q6_K. Attention: head_dim <= 256 (kMaxCudaHeadDim). Kernel
+// launches run as CUDA graphs where a run of them repeats (a decode step);
+// SWIFTLET_CUDA_GRAPHS=0 launches each on its own.
 #pragma once
 
 #include <memory>
@@ -48,6 +50,14 @@ struct CudaMemory {
   uint64_t free_bytes = 0, total_bytes = 0;
 };
 absl::StatusOr<CudaMemory> QueryCudaMemory(int device = 0);
+
+// How a CUDA backend's launches have run (kernels/cuda/launch_graphs.h):
+// runs launched one by one, graphs built, runs replayed by a graph, and
+// launches whose arguments a replay changed. Zeros for any other backend.
+struct CudaGraphCounts {
+  uint64_t eager = 0, built = 0, replayed = 0, updated_nodes = 0;
+};
+CudaGraphCounts CudaGraphCountsOf(Backend& backend);
 
 // A backend on GPU `device`; FailedPrecondition naming the reason when
 // there is no such GPU or the build has no CUDA backend.
