@@ -3,10 +3,11 @@
 #   1. builds swiftlet with the CUDA backend required (build-cuda/);
 #   2. runs every op on the GPU against the math and the CPU backend
 #      (cuda_backend_test; tolerances in its header comment), Q8_0 and Q4_0
-#      matmuls on the tensor cores and on dp4a;
+#      matmuls on the tensor cores and on dp4a, launches as CUDA graphs and
+#      one by one;
 #   3. runs Llama, Qwen2 and Qwen3 models on the GPU against the CPU: greedy
 #      tokens equal for the first 16 tokens, logits close (cuda_forward_test),
-#      both ways too;
+#      those ways too;
 #   4. makes a 7B-shape model in Q4_0 and in Q8_0 (make-model --preset
 #      llama2-7b) and runs `bench engine --device cuda` on each: a 512-token
 #      prompt (TTFT), decode at batch 1 and 32, each as a share of the GPU's
@@ -42,7 +43,8 @@ export SWIFTLET_REQUIRE_GPU=1
 # Every check runs even when one fails, so one run on a lent GPU says all it
 # can; the script fails at the end if any did. Q8_0 and Q4_0 matmuls run on
 # the tensor cores by default and on the dp4a kernels with
-# SWIFTLET_CUDA_TENSOR_CORES=0: both are checked.
+# SWIFTLET_CUDA_TENSOR_CORES=0; repeated runs of launches go as CUDA graphs
+# by default and one by one with SWIFTLET_CUDA_GRAPHS=0: each is checked.
 failed=()
 check() {
   local name=$1
@@ -50,15 +52,23 @@ check() {
   say "$name"
   "$@" || failed+=("$name")
 }
-check "every op against the math and the CPU backend (dp4a)" \
-  env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/tests/kernels/cuda_backend_test
-check "every op against the math and the CPU backend (tensor cores)" build-cuda/tests/kernels/cuda_backend_test
-check "models on the GPU against the CPU (dp4a)" env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/tests/model/cuda_forward_test
-check "models on the GPU against the CPU (tensor cores)" build-cuda/tests/model/cuda_forward_test
-# Benchmarks on the kernels that passed.
+one_by_one=(SWIFTLET_CUDA_GRAPHS=0)
+check "every op against the math and the CPU backend (dp4a, one by one)" \
+  env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/kernels/cuda_backend_test
+check "every op against the math and the CPU backend (tensor cores, graphs)" build-cuda/tests/kernels/cuda_backend_test
+check "models on the GPU against the CPU (dp4a, one by one)" \
+  env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
+check "models on the GPU against the CPU (tensor cores, one by one)" \
+  env "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
+check "models on the GPU against the CPU (tensor cores, graphs)" build-cuda/tests/model/cuda_forward_test
+# Benchmarks on what passed.
 kernels=()
 case " ${failed[*]} " in
-  *"tensor cores"*) echo "gpu-check: the tensor-core kernels failed: benchmarks on dp4a"; kernels=(SWIFTLET_CUDA_TENSOR_CORES=0) ;;
+  *"tensor cores, one by one"*)
+    echo "gpu-check: the tensor-core kernels failed: benchmarks on dp4a"; kernels+=(SWIFTLET_CUDA_TENSOR_CORES=0) ;;
+esac
+case " ${failed[*]} " in
+  *"graphs"*) echo "gpu-check: runs as CUDA graphs failed: benchmarks one by one"; kernels+=("${one_by_one[@]}") ;;
 esac
 
 models=${TMPDIR:-/tmp}/swiftlet-gpu-check
@@ -82,9 +92,12 @@ for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
     env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
     --gen-tokens 32 --batch 1,32 --repeat 3
   if [ ${#kernels[@]} -eq 0 ] && [ "$type" = Q4_0 ]; then
-    check "bench engine --device cuda, 7B shape, Q4_0 on dp4a, for comparison: pp512, tg32@b1,32" \
+    check "bench engine --device cuda, 7B shape, Q4_0 on dp4a, for comparison: pp512, tg32" \
       env SWIFTLET_CUDA_TENSOR_CORES=0 build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda \
       --prompt-tokens 512 --gen-tokens 32 --batch 1 --repeat 3
+    check "bench engine --device cuda, 7B shape, Q4_0 launched one by one, for comparison: tg32" \
+      env "${one_by_one[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda \
+      --prompt-tokens 16 --gen-tokens 32 --batch 1 --repeat 3
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
