@@ -115,6 +115,10 @@ struct KvBatch {
   KvLayer layer;
   const int32_t* tables = nullptr;
   const int32_t* table_start = nullptr;
+  // The most consecutive batch rows of one sequence (a prompt chunk's
+  // length; 1 in a decode step): a hint that lets a kernel read a key once
+  // for all of a chunk's rows. It never changes a result.
+  int64_t rows_per_sequence = 1;
 
   KvRows RowsOf(int64_t t) const { return {layer, tables + table_start[t]}; }
 };

@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <utility>
@@ -283,11 +284,14 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   // sequence (a prompt's chunk is one run).
   ctx.host_tables.clear();
   ctx.host_table_start.resize(static_cast<size_t>(n));
+  int64_t run = 0, longest_run = 1;
   for (int64_t t = 0; t < n; ++t) {
     if (t > 0 && batch.slots[t] == batch.slots[t - 1]) {
       ctx.host_table_start[t] = ctx.host_table_start[t - 1];
+      longest_run = std::max(longest_run, ++run);
       continue;
     }
+    run = 1;
     ctx.host_table_start[t] = static_cast<int32_t>(ctx.host_tables.size());
     const std::span<const int32_t> table = cache.BlockTable(batch.slots[t]);
     ctx.host_tables.insert(ctx.host_tables.end(), table.begin(), table.end());
@@ -334,7 +338,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   float* v = ctx.v.data();
   float* tmp = ctx.tmp.data();
   const int32_t* positions = ctx.positions.data();
-  KvBatch kv{{}, ctx.tables.data(), ctx.table_start.data()};
+  KvBatch kv{{}, ctx.tables.data(), ctx.table_start.data(), longest_run};
 
   be.GetRows(weights.token_embd, ctx.tokens.data(), n, x);
   for (int64_t l = 0; l < c.n_layer; ++l) {

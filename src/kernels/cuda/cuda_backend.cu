@@ -37,8 +37,6 @@ namespace swiftlet {
 namespace {
 
 constexpr int kWarp = 32;
-// Attention: at most this many head dimensions per lane.
-constexpr int kMaxDimsPerLane = kMaxCudaHeadDim / 32;
 
 int Blocks(int64_t n, int threads) { return static_cast<int>((n + threads - 1) / threads); }
 
@@ -380,81 +378,160 @@ __device__ float KvElement(TensorType type, const uint8_t* row, int64_t head_dim
 // Warps sharing one (row, query head) in AttentionKernel.
 constexpr int kAttentionSplit = 8;
 
-// One block of kAttentionSplit warps per (row t, query head h): warp w runs
-// an online softmax over keys j = w, w + kAttentionSplit, ... up to
-// positions[t], in order, each lane holding head_dim / 32 output
-// dimensions; then the warps' states merge in order w = 0, 1, ... (warp 0
-// always has key 0). The split is fixed, so a row's result depends on its
-// own query and keys only, and a long context keeps 8 warps busy, not one.
+// One lane's online-softmax state for one (row, query head) over the keys
+// one warp takes: the running max, the sum of exp(score - max), and its
+// kDims output dimensions.
+template <int kDims>
+struct SoftmaxState {
+  float max = -INFINITY, sum = 0;  // A warp with no keys keeps these.
+  float acc[kDims] = {};
+};
+
+// Key j's score for the query qv (lane's dimensions e = lane + 32 d, those
+// below head_dim) and its step of the online softmax with value v: the
+// same operations in the same order wherever it runs, so a row's result
+// does not depend on which kernel shape took it.
+template <int kDims>
+__device__ void AttendKey(SoftmaxState<kDims>& st, const float (&qv)[kDims], const float (&k)[kDims],
+                          const float (&v)[kDims], int dims, float scale) {
+  float dot = 0;
+#pragma unroll
+  for (int d = 0; d < kDims; ++d) {
+    if (d < dims) dot += qv[d] * k[d];
+  }
+  const float score = WarpSum(dot) * scale;
+  const float new_max = fmaxf(st.max, score);
+  const float correction = expf(st.max - new_max);  // 0 the first time (max = -inf).
+  const float p = expf(score - new_max);
+  st.sum = st.sum * correction + p;
+#pragma unroll
+  for (int d = 0; d < kDims; ++d) st.acc[d] = st.acc[d] * correction + p * v[d];
+  st.max = new_max;
+}
+
+// A lane's elements of head kvh of a cache row (0 past head_dim).
+template <int kDims>
+__device__ void LoadHead(TensorType type, const uint8_t* row, int64_t head_dim, int64_t kvh, int lane, int dims,
+                         float (&out)[kDims]) {
+#pragma unroll
+  for (int d = 0; d < kDims; ++d) {
+    const int64_t e = lane + d * kWarp;
+    out[d] = d < dims && e < head_dim ? KvElement(type, row, head_dim, kvh, e) : 0.0f;
+  }
+}
+
+// One block of kAttentionSplit warps per (kRows consecutive batch rows,
+// query head h); for each row, warp w runs an online softmax over keys
+// j = w, w + kAttentionSplit, ... up to the row's position, in order, each
+// lane holding kDims of the head's dimensions (head_dim <= 32 kDims); then
+// the warps' states merge in order w = 0, 1, ... (warp 0 always has key
+// 0). Rows of one sequence (a prompt chunk: the same block table) read
+// each key once for all of them; rows of different sequences take their
+// keys one row after another. Either way each (row, head) sees the same
+// operations in the same order (AttendKey, then the merge), whatever kRows
+// and kDims: a row's result depends on its own query and keys only, and a
+// long context keeps 8 warps busy, not one.
+template <int kRows, int kDims>
 __global__ void __launch_bounds__(kAttentionSplit * kWarp)
-    AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, float* out) {
+    AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, int64_t n_rows,
+                    float* out) {
   __shared__ float split_max[kAttentionSplit], split_sum[kAttentionSplit];
   __shared__ float split_acc[kAttentionSplit][kMaxCudaHeadDim];
   const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int64_t t = blockIdx.x / s.n_head, h = blockIdx.x % s.n_head;
+  const int64_t t0 = blockIdx.x / s.n_head * kRows, h = blockIdx.x % s.n_head;
+  const int rows = static_cast<int>(min(static_cast<int64_t>(kRows), n_rows - t0));
   const int64_t kvh = h / (s.n_head / s.n_head_kv);
-  const float* qh = q + (t * s.n_head + h) * s.head_dim;
   const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
-  float qv[kMaxDimsPerLane], acc[kMaxDimsPerLane];
-  // Loops over d run to the constant bound, unrolled, so qv and acc stay
-  // in registers; past `dims` they do nothing.
-#pragma unroll
-  for (int d = 0; d < kMaxDimsPerLane; ++d) {
-    const int64_t e = lane + d * kWarp;
-    qv[d] = d < dims && e < s.head_dim ? qh[e] : 0.0f;
-    acc[d] = 0;
-  }
-  float max = -INFINITY, sum = 0;  // A warp with no keys keeps these.
   const TensorType type = kv.layer.type;
-  for (int64_t j = split; j <= positions[t]; j += kAttentionSplit) {
-    const uint8_t* krow = KvRow(kv, t, j, kv.layer.k_offset);
-    float dot = 0;
+  // Everything below is the same for every thread of the block, so whole
+  // warps take each branch and reach each shuffle and barrier together.
+  float qv[kRows][kDims];
+  SoftmaxState<kDims> st[kRows];
+  int64_t last[kRows];
+  int64_t longest = -1, shortest = INT64_MAX;
+  bool one_sequence = true;
 #pragma unroll
-    for (int d = 0; d < kMaxDimsPerLane; ++d) {
+  for (int r = 0; r < kRows; ++r) {
+    last[r] = -1;
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) qv[r][d] = 0;
+    if (r >= rows) continue;
+    last[r] = positions[t0 + r];
+    longest = max(longest, last[r]);
+    shortest = min(shortest, last[r]);
+    one_sequence = one_sequence && kv.table_start[t0 + r] == kv.table_start[t0];
+    const float* qh = q + ((t0 + r) * s.n_head + h) * s.head_dim;
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) {
       const int64_t e = lane + d * kWarp;
-      if (d < dims && e < s.head_dim) dot += qv[d] * KvElement(type, krow, s.head_dim, kvh, e);
+      if (d < dims && e < s.head_dim) qv[r][d] = qh[e];
     }
-    const float score = WarpSum(dot) * s.scale;
-    const float new_max = fmaxf(max, score);
-    const float correction = expf(max - new_max);  // 0 the first time (max = -inf).
-    const float p = expf(score - new_max);
-    sum = sum * correction + p;
-    const uint8_t* vrow = KvRow(kv, t, j, kv.layer.v_offset);
+  }
+  float k[kDims], v[kDims];
+  if (one_sequence) {
+    // Each row takes its keys in order, as one row alone would: first
+    // those every row of the block has (no branch between the rows, so
+    // their work interleaves; rows past the batch's end compute with a
+    // zero query and are not stored), then the rest up to each row's own.
+    int64_t j = split;
+    for (; j <= shortest; j += kAttentionSplit) {
+      LoadHead(type, KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+      LoadHead(type, KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
 #pragma unroll
-    for (int d = 0; d < kMaxDimsPerLane; ++d) {
+      for (int r = 0; r < kRows; ++r) AttendKey(st[r], qv[r], k, v, dims, s.scale);
+    }
+    for (; j <= longest; j += kAttentionSplit) {
+      LoadHead(type, KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+      LoadHead(type, KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (j <= last[r]) AttendKey(st[r], qv[r], k, v, dims, s.scale);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      for (int64_t j = split; j <= last[r]; j += kAttentionSplit) {
+        LoadHead(type, KvRow(kv, t0 + r, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+        LoadHead(type, KvRow(kv, t0 + r, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+        AttendKey(st[r], qv[r], k, v, dims, s.scale);
+      }
+    }
+  }
+  // The warps' states meet in shared memory one row at a time.
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    if (lane == 0) {
+      split_max[split] = st[r].max;
+      split_sum[split] = st[r].sum;
+    }
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) {
       const int64_t e = lane + d * kWarp;
-      const float vv = d < dims && e < s.head_dim ? KvElement(type, vrow, s.head_dim, kvh, e) : 0.0f;
-      acc[d] = acc[d] * correction + p * vv;
+      if (d < dims && e < s.head_dim) split_acc[split][e] = st[r].acc[d];
     }
-    max = new_max;
-  }
-  if (lane == 0) {
-    split_max[split] = max;
-    split_sum[split] = sum;
-  }
+    __syncthreads();
+    if (split == 0) {
+      float m = split_max[0];
+      for (int w = 1; w < kAttentionSplit; ++w) m = fmaxf(m, split_max[w]);
+      float weight[kAttentionSplit], total = 0;
 #pragma unroll
-  for (int d = 0; d < kMaxDimsPerLane; ++d) {
-    const int64_t e = lane + d * kWarp;
-    if (d < dims && e < s.head_dim) split_acc[split][e] = acc[d];
-  }
-  __syncthreads();
-  if (split != 0) return;
-  float m = split_max[0];
-  for (int w = 1; w < kAttentionSplit; ++w) m = fmaxf(m, split_max[w]);
-  float weight[kAttentionSplit], total = 0;
+      for (int w = 0; w < kAttentionSplit; ++w) {
+        weight[w] = expf(split_max[w] - m);  // 0 for a warp without keys.
+        total += split_sum[w] * weight[w];
+      }
+      float* o = out + ((t0 + r) * s.n_head + h) * s.head_dim;
+      for (int d = 0; d < dims; ++d) {
+        const int64_t e = lane + d * kWarp;
+        if (e >= s.head_dim) continue;
+        float a = 0;
 #pragma unroll
-  for (int w = 0; w < kAttentionSplit; ++w) {
-    weight[w] = expf(split_max[w] - m);  // 0 for a warp without keys.
-    total += split_sum[w] * weight[w];
-  }
-  float* o = out + (t * s.n_head + h) * s.head_dim;
-  for (int d = 0; d < dims; ++d) {
-    const int64_t e = lane + d * kWarp;
-    if (e >= s.head_dim) continue;
-    float a = 0;
-#pragma unroll
-    for (int w = 0; w < kAttentionSplit; ++w) a += split_acc[w][e] * weight[w];
-    o[e] = a / total;
+        for (int w = 0; w < kAttentionSplit; ++w) a += split_acc[w][e] * weight[w];
+        o[e] = a / total;
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -639,10 +716,24 @@ class CudaBackend final : public Backend {
 
   void Attention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
                  const AttentionShape& shape, float* out) override {
-    SWIFTLET_CHECK(shape.head_dim <= kMaxDimsPerLane * kWarp);
+    SWIFTLET_CHECK(shape.head_dim <= kMaxCudaHeadDim);
     if (n_rows == 0) return;
-    SWIFTLET_CHECK(n_rows * shape.n_head < (int64_t{1} << 31));  // gridDim.x's limit.
-    queue_->Launch("Attention", AttentionKernel, static_cast<unsigned>(n_rows * shape.n_head), kAttentionSplit * kWarp, 0, q, positions, kv, shape, out);
+    const int64_t dims = (shape.head_dim + kWarp - 1) / kWarp;
+    // A prompt chunk's rows a few to a block, reading each key once for
+    // all of them: as many as fit in 128 registers a thread (two blocks an
+    // SM; the widest heads' two rows take 159). Decode rows, each of its
+    // own sequence, one to a block. The same results either way.
+    const bool chunks = kv.rows_per_sequence >= 8;
+    if (dims <= 2) {
+      chunks ? LaunchAttention<8, 2>(q, n_rows, positions, kv, shape, out)
+             : LaunchAttention<1, 2>(q, n_rows, positions, kv, shape, out);
+    } else if (dims <= 4) {
+      chunks ? LaunchAttention<4, 4>(q, n_rows, positions, kv, shape, out)
+             : LaunchAttention<1, 4>(q, n_rows, positions, kv, shape, out);
+    } else {
+      chunks ? LaunchAttention<2, 8>(q, n_rows, positions, kv, shape, out)
+             : LaunchAttention<1, 8>(q, n_rows, positions, kv, shape, out);
+    }
   }
 
   void SiluMul(float* gate, const float* up, int64_t n) override {
@@ -723,6 +814,15 @@ class CudaBackend final : public Backend {
     quantized_ = {q, d};
     queue_->Launch("quantize activations", QuantizeActivationsKernel, Blocks(blocks * kWarp, 256), 256, 0, x, blocks, q, d);
     return &quantized_;
+  }
+
+  template <int kRows, int kDims>
+  void LaunchAttention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
+                       const AttentionShape& shape, float* out) {
+    const int64_t blocks = (n_rows + kRows - 1) / kRows * shape.n_head;
+    SWIFTLET_CHECK(blocks < (int64_t{1} << 31));  // gridDim.x's limit.
+    queue_->Launch("Attention", AttentionKernel<kRows, kDims>, static_cast<unsigned>(blocks),
+                   kAttentionSplit * kWarp, 0, q, positions, kv, shape, n_rows, out);
   }
 
   template <typename Slice, int kMT, int kNT>
