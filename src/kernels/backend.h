@@ -166,6 +166,13 @@ class Backend {
   // after every op called before them.
   virtual void Upload(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void Download(void* host_dst, const void* src, size_t bytes) = 0;
+  // Starts the ops called so far: a device backend may hold its launches
+  // back to issue a run of them at once (a CUDA graph), until a copy or
+  // this. They still run in the order called.
+  virtual void Flush() {}
+  // A backend's work is finished once Download returns or the backend is
+  // destroyed; memory it wrote is then ready for another backend's ops
+  // (weights are uploaded through one backend, read through another's).
 
   // `w` (layout kRows: the file's bytes in host memory, mapped) made ready
   // for this backend's kernels, once at load: for MatMul, or for GetRows

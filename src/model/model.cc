@@ -394,6 +394,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
     be.MatMul(weights.output, ctx.out_rows.data(), n_out, logits);
     be.Download(out.values.data(), logits, out.values.size() * sizeof(float));
   }
+  be.Flush();  // A step that asks for no rows (a prompt's early chunk) starts now, not at the next step.
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace swiftlet::cuda_graphs {
@@ -47,8 +48,9 @@ void Arg(LaunchList& list, T value) {
 }
 
 // One launch of kernel k (0..2) on grid `grid` with two arguments.
-void Record(LaunchList& list, int k, uint32_t grid, float* a, float* b, float v, int32_t n) {
-  list.Begin({reinterpret_cast<const void*>(kKernels[k]), {grid, 1, 1}, {32, 1, 1}, 0}, "test");
+void Record(LaunchList& list, int k, uint32_t grid, float* a, float* b, float v, int32_t n, uint32_t block = 32,
+            uint32_t shared_bytes = 0) {
+  list.Begin({reinterpret_cast<const void*>(kKernels[k]), {grid, 1, 1}, {block, 1, 1}, shared_bytes}, "test");
   switch (k) {
     case 0:
       Arg(list, a);
@@ -64,9 +66,12 @@ void Record(LaunchList& list, int k, uint32_t grid, float* a, float* b, float v,
   }
 }
 
-void RunInOrder(LaunchList& list) {
+// Runs the launches in order; each one's shape goes to `trace` (the host
+// "kernels" cannot see their grid, block or shared memory).
+void RunInOrder(LaunchList& list, std::vector<LaunchShape>* trace = nullptr) {
   for (size_t i = 0; i < list.size(); ++i) {
     reinterpret_cast<HostKernel>(list.shape(i).kernel)(list.ArgPointers(i));
+    if (trace != nullptr) trace->push_back(list.shape(i));
   }
 }
 
@@ -74,22 +79,32 @@ struct HostExecutor {
   struct Graph {
     LaunchList nodes;
   };
-  void RunEager(LaunchList& list) { RunInOrder(list); }
+  void RunEager(LaunchList& list) { RunInOrder(list, &trace); }
   Graph Build(LaunchList& list) { return Graph{list}; }
-  void Update(Graph& graph, LaunchList& list, size_t i) { graph.nodes.CopyArgs(list, i); }
-  void Launch(Graph& graph) { RunInOrder(graph.nodes); }
+  void Update(Graph& graph, LaunchList& list, size_t i) {
+    graph.nodes.CopyArgs(list, i);
+    ++updates;
+  }
+  void Launch(Graph& graph) { RunInOrder(graph.nodes, &trace); }
+
+  std::vector<LaunchShape> trace;
+  uint64_t updates = 0;
 };
 
-// A step of `length` launches of pattern p (the kernels and grids depend on
-// p only), with arguments from `rng` over `memory`.
+// A step of `length` launches of pattern p (the kernels and shapes depend
+// on p only), with arguments from `rng` over `memory`. Patterns 3, 4 and 5
+// are as long as 0 and differ from it only in their kernels, blocks and
+// shared memory respectively.
 void MakeStep(LaunchList& list, int pattern, int length, std::vector<float>& memory, std::mt19937& rng) {
   list.Clear();
   std::uniform_int_distribution<int> slot(0, static_cast<int>(memory.size()) - 1);
   std::uniform_int_distribution<int> small(1, 3);
+  const int base = pattern >= 4 ? 0 : pattern;
   for (int i = 0; i < length; ++i) {
-    const int k = (i + pattern + (pattern == 3 ? 1 : 0)) % 3;  // 3 has 0's length, not its kernels.
-    const uint32_t grid = static_cast<uint32_t>(1 + (i + pattern) % 4);
-    Record(list, k, grid, &memory[slot(rng)], &memory[slot(rng)], 0.25f * small(rng), small(rng) == 1 ? -1 : 1);
+    const int k = (i + base + (pattern == 3 ? 1 : 0)) % 3;
+    const uint32_t grid = static_cast<uint32_t>(1 + (i + base) % 4);
+    Record(list, k, grid, &memory[slot(rng)], &memory[slot(rng)], 0.25f * small(rng), small(rng) == 1 ? -1 : 1,
+           pattern == 4 ? 64 : 32, pattern == 5 ? 128 : 0);
   }
 }
 
@@ -131,10 +146,13 @@ TEST(LaunchListTest, ShapesAndArgumentsCompareApart) {
   EXPECT_FALSE(a.SameArgs(b, 0));
   a.CopyArgs(b, 0);
   EXPECT_TRUE(a.SameArgs(b, 0));
-  b.Clear();
-  Record(b, 0, 3, &m[1], nullptr, 1.0f, 0);  // Another grid: another shape.
-  EXPECT_FALSE(a.SameShapes(b));
-  EXPECT_NE(a.shape_hash(), b.shape_hash());
+  // Another grid, block or shared memory size: another shape.
+  for (const auto& [grid, block, shared] : {std::tuple{3u, 32u, 0u}, {2u, 64u, 0u}, {2u, 32u, 16u}}) {
+    b.Clear();
+    Record(b, 0, grid, &m[0], nullptr, 1.0f, 0, block, shared);
+    EXPECT_FALSE(a.SameShapes(b)) << grid << " " << block << " " << shared;
+    EXPECT_NE(a.shape_hash(), b.shape_hash());
+  }
 }
 
 // 18 launches over `memory`, every argument fixed but launch 6's value
@@ -203,23 +221,26 @@ TEST(LaunchGraphsTest, AnyPolicyRunsWhatTheListSays) {
     std::vector<float> memory(6), reference(6);
     for (size_t i = 0; i < memory.size(); ++i) memory[i] = reference[i] = 0.5f + static_cast<float>(i);
     std::mt19937 rng(7), rng_reference(7);
-    std::uniform_int_distribution<int> pattern(0, 3);
+    std::uniform_int_distribution<int> pattern(0, 5);
     std::mt19937 pick(3);
     LaunchList list, list_reference;
+    std::vector<LaunchShape> trace_reference;
     for (int step = 0; step < 300; ++step) {
       const int p = pattern(pick);
-      // Pattern 2 is shorter than min_launches (8); 3 as long as 0, other shapes.
-      const int length = p == 2 ? 4 : p == 3 ? 12 : 12 + p;
+      // Pattern 2 is shorter than min_launches (8).
+      const int length = p == 2 ? 4 : p == 1 ? 13 : 12;
       // The same random arguments, over each memory.
       MakeStep(list, p, length, memory, rng);
       MakeStep(list_reference, p, length, reference, rng_reference);
       graphs.Run(list);
-      RunInOrder(list_reference);
+      RunInOrder(list_reference, &trace_reference);
       ASSERT_EQ(std::memcmp(memory.data(), reference.data(), memory.size() * sizeof(float)), 0)
           << "step " << step;
+      ASSERT_EQ(executor.trace, trace_reference) << "step " << step;
     }
     const GraphStats& s = graphs.stats();
     EXPECT_EQ(s.eager + s.built + s.replayed, 300u);
+    EXPECT_EQ(s.updated_nodes, executor.updates);
     if (options.enabled) {
       EXPECT_GT(s.replayed, options.capacity >= 3 ? 100u : 0u);
       EXPECT_GT(s.updated_nodes, 0u);  // The arguments changed: nodes were updated, and results held.

@@ -576,7 +576,7 @@ class CudaBuffer final : public DeviceBuffer {
   CudaBuffer(std::shared_ptr<CudaQueue> queue, uint8_t* data, size_t bytes)
       : queue_(std::move(queue)), data_(data), bytes_(bytes) {}
   ~CudaBuffer() override {
-    queue_->Synchronize();
+    queue_->SynchronizeQuietly();
     cudaFree(data_);
   }
   CudaBuffer(const CudaBuffer&) = delete;
@@ -625,6 +625,12 @@ class CudaBackend final : public Backend {
   // later); without it Q8_0 and Q4_0 take the dp4a kernel.
   CudaBackend(int device, bool tensor_cores, cuda_graphs::GraphOptions graphs)
       : device_(device), tensor_cores_(tensor_cores), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
+  // Its work is done once it is gone (backend.h): a model's weights are
+  // uploaded through a backend of their own, and read on the forward
+  // context's stream.
+  ~CudaBackend() override { queue_->SynchronizeQuietly(); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
     CheckCuda(cudaSetDevice(device_), "select the device");
@@ -638,6 +644,7 @@ class CudaBackend final : public Backend {
   bool SharesHostMemory() const override { return false; }
   cuda_graphs::GraphStats graph_stats() { return queue_->stats(); }
   void Upload(void* dst, const void* host_src, size_t bytes) override { queue_->CopyToDevice(dst, host_src, bytes); }
+  void Flush() override { queue_->Flush(); }
   void Download(void* host_dst, const void* src, size_t bytes) override { queue_->CopyToHost(host_dst, src, bytes); }
 
   absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse,

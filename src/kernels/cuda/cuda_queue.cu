@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_queue.h"
 
+#include <cstring>
 #include <string>
 
 #include "core/check.h"
@@ -83,10 +84,15 @@ void CudaGraphExecutor::Update(Graph& graph, cuda_graphs::LaunchList& list, size
 void CudaGraphExecutor::Launch(Graph& graph) { CheckCuda(cudaGraphLaunch(graph.exec_, stream_), "launch a graph"); }
 
 CudaQueue::CudaQueue(int device, cuda_graphs::GraphOptions options)
-    : device_(device), stream_(MakeStream(device)), executor_(stream_), graphs_(executor_, options) {}
+    : device_(device), stream_(MakeStream(device)), executor_(stream_), graphs_(executor_, options) {
+  CheckCuda(cudaMallocHost(reinterpret_cast<void**>(&staging_), kStagingBytes), "pinned staging memory");
+  CheckCuda(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming), "create an event");
+}
 
 CudaQueue::~CudaQueue() {
-  Synchronize();
+  SynchronizeQuietly();
+  cudaEventDestroy(staged_);
+  cudaFreeHost(staging_);
   cudaStreamDestroy(stream_);
 }
 
@@ -106,9 +112,22 @@ void CudaQueue::CopyToDevice(void* dst, const void* host_src, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   FlushLocked();
   CheckCuda(cudaSetDevice(device_), "select the device");
-  // From pageable memory the source is staged before this returns, so the
-  // caller may reuse it at once.
-  CheckCuda(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+  if (bytes > kStagingBytes) {
+    // Weights, at load: from pageable memory the driver may still be
+    // reading the source when the call returns, so wait for it.
+    CheckCuda(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+    WaitLocked();
+    return;
+  }
+  if (staging_used_ + bytes > kStagingBytes) {
+    CheckCuda(cudaEventSynchronize(staged_), "upload");  // Every copy out of the area is done.
+    staging_used_ = 0;
+  }
+  uint8_t* staged = staging_ + staging_used_;
+  std::memcpy(staged, host_src, bytes);
+  staging_used_ += (bytes + 63) / 64 * 64;
+  CheckCuda(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+  CheckCuda(cudaEventRecord(staged_, stream_), "upload");
 }
 
 void CudaQueue::CopyToHost(void* host_dst, const void* src, size_t bytes) {
@@ -116,7 +135,12 @@ void CudaQueue::CopyToHost(void* host_dst, const void* src, size_t bytes) {
   FlushLocked();
   CheckCuda(cudaSetDevice(device_), "select the device");
   CheckCuda(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
-  CheckCuda(cudaStreamSynchronize(stream_), "download");
+  WaitLocked();
+}
+
+void CudaQueue::WaitLocked() {
+  CheckCuda(cudaStreamSynchronize(stream_), "wait for the GPU");
+  staging_used_ = 0;  // Every copy out of it is done.
 }
 
 void CudaQueue::CopyWithin(void* dst, const void* src, size_t bytes) {
@@ -137,7 +161,16 @@ void CudaQueue::Synchronize() {
   std::lock_guard<std::mutex> lock(mu_);
   FlushLocked();
   CheckCuda(cudaSetDevice(device_), "select the device");
-  CheckCuda(cudaStreamSynchronize(stream_), "wait for the GPU");
+  WaitLocked();
+}
+
+void CudaQueue::SynchronizeQuietly() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Launches still recorded are issued (a failure there is a real error);
+  // the wait's error is not, at exit.
+  FlushLocked();
+  if (cudaSetDevice(device_) == cudaSuccess && cudaStreamSynchronize(stream_) == cudaSuccess) staging_used_ = 0;
+  cudaGetLastError();
 }
 
 cuda_graphs::GraphStats CudaQueue::stats() {

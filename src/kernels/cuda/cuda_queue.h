@@ -78,13 +78,17 @@ class CudaQueue {
 
   // Issues the launches recorded so far.
   void Flush();
-  // Copies, each ordered after everything asked before it.
+  // Copies, each ordered after everything asked before it. The host's
+  // source may be reused as soon as CopyToDevice returns.
   void CopyToDevice(void* dst, const void* host_src, size_t bytes);
   void CopyToHost(void* host_dst, const void* src, size_t bytes);  // Returns when done.
   void CopyWithin(void* dst, const void* src, size_t bytes);
   void Zero(void* dst, size_t bytes);
   // Returns when everything asked so far is done.
   void Synchronize();
+  // The same for destructors: errors (a runtime already unloading at exit)
+  // are ignored rather than fatal.
+  void SynchronizeQuietly();
 
   cuda_graphs::GraphStats stats();
 
@@ -103,10 +107,21 @@ class CudaQueue {
     pending_.AddArg(&value, sizeof(P), alignof(P));
   }
   void FlushLocked();
+  void WaitLocked();
+
+  // Small uploads (a step's token ids, positions, block tables) go through
+  // pinned memory: the copy is then truly asynchronous, and the caller's
+  // memory is free at once. The area is reused from its start once the
+  // stream has been waited for, or after waiting for the last copy out of
+  // it (`staged_`) when full.
+  static constexpr size_t kStagingBytes = size_t{1} << 20;
 
   std::mutex mu_;
   int device_;
   cudaStream_t stream_ = nullptr;
+  uint8_t* staging_ = nullptr;
+  size_t staging_used_ = 0;
+  cudaEvent_t staged_ = nullptr;
   cuda_graphs::LaunchList pending_;
   CudaGraphExecutor executor_;
   cuda_graphs::LaunchGraphs<CudaGraphExecutor> graphs_;
