@@ -2,7 +2,7 @@
 # The one prepared GPU check (issue 28), for a machine with an NVIDIA GPU:
 #   1. builds swiftlet with the CUDA backend required (build-cuda/);
 #   2. runs every op on the GPU against the math and the CPU backend
-#      (cuda_backend_test; tolerances in its header comment), Q8_0 and Q4_0
+#      (cuda_backend_test; tolerances in its header comment), quantized
 #      matmuls on the tensor cores and on dp4a, launches as CUDA graphs and
 #      one by one;
 #   3. runs Llama, Qwen2 and Qwen3 models on the GPU against the CPU: greedy
@@ -41,7 +41,7 @@ build-cuda/src/cli/swiftlet inspect --system | grep -q '^gpu 0' || { echo "gpu-c
 # A missing GPU fails the tests here instead of skipping them.
 export SWIFTLET_REQUIRE_GPU=1
 # Every check runs even when one fails, so one run on a lent GPU says all it
-# can; the script fails at the end if any did. Q8_0 and Q4_0 matmuls run on
+# can; the script fails at the end if any did. Quantized matmuls run on
 # the tensor cores by default and on the dp4a kernels with
 # SWIFTLET_CUDA_TENSOR_CORES=0; repeated runs of launches go as CUDA graphs
 # by default and one by one with SWIFTLET_CUDA_GRAPHS=0: each is checked.

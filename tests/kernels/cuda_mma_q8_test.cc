@@ -51,8 +51,8 @@ void EmulateMma(const uint32_t a[32][2], const uint32_t b[32], int32_t c[32][4])
 }
 
 struct Activations {
-  std::vector<int8_t> q;  // rows of n_in
-  std::vector<float> d;   // rows of n_in / 32
+  std::vector<int8_t> q;     // rows of n_in
+  std::vector<float> d, s;   // rows of n_in / 32: scales, sums of the quants
 };
 
 Activations Quantize(const std::vector<float>& x) {
@@ -62,6 +62,9 @@ Activations Quantize(const std::vector<float>& x) {
   for (const BlockQ8_0& b : blocks) {
     out.d.push_back(Fp16ToFp32(b.d));
     out.q.insert(out.q.end(), b.qs, b.qs + 32);
+    int sum = 0;
+    for (int8_t v : b.qs) sum += v;
+    out.s.push_back(static_cast<float>(sum));
   }
   return out;
 }
@@ -77,16 +80,18 @@ std::vector<float> WarpTiles(const std::vector<uint8_t>& w, size_t row_bytes, in
   for (int split = 0; split < kSplit; ++split) {
     for (int64_t b = split; b < nb; b += kSplit) {
       uint32_t a[2][32][2], bf[2][32];
-      float dw[32][2], dx[32][2];
+      RowScales ws[32][2];
+      float dx[32][2], sx[32][2];
+      constexpr int kSub = FragmentA<Slice>::kSubBlocks;
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
         const uint8_t* block[2];
         for (int r = 0; r < 2; ++r) {
           const int64_t o = std::min(o0 + g + 8 * r, n_out - 1);
-          block[r] = w.data() + o * row_bytes + b * Slice::kBytes;
+          block[r] = w.data() + o * row_bytes + b / kSub * Slice::kBytes;
         }
         uint32_t fa[2][2];
-        FragmentA<Slice>::Load(block, t, fa, dw[lane]);
+        FragmentA<Slice>::Load(block, static_cast<int>(b % kSub), t, fa, ws[lane]);
         for (int kt = 0; kt < 2; ++kt) {
           a[kt][lane][0] = fa[kt][0];
           a[kt][lane][1] = fa[kt][1];
@@ -96,12 +101,15 @@ std::vector<float> WarpTiles(const std::vector<uint8_t>& w, size_t row_bytes, in
         for (int col = 0; col < 2; ++col) {
           const int64_t n = t0 + 2 * t + col;
           dx[lane][col] = n < n_rows ? x.d[n * nb + b] : 0.0f;
+          sx[lane][col] = n < n_rows ? x.s[n * nb + b] : 0.0f;
         }
       }
-      int32_t c[32][4] = {};
-      EmulateMma(a[0], bf[0], c);
-      EmulateMma(a[1], bf[1], c);
-      for (int lane = 0; lane < 32; ++lane) AccumulateBlock(c[lane], dw[lane], dx[lane], partial[split][lane]);
+      int32_t c0[32][4] = {}, c1[32][4] = {};
+      EmulateMma(a[0], bf[0], c0);
+      EmulateMma(a[1], bf[1], c1);
+      for (int lane = 0; lane < 32; ++lane) {
+        AccumulateBlock<Slice>(c0[lane], c1[lane], ws[lane], dx[lane], sx[lane], partial[split][lane]);
+      }
     }
   }
   std::vector<float> y(kTileRows * kTileCols);
@@ -116,26 +124,82 @@ std::vector<float> WarpTiles(const std::vector<uint8_t>& w, size_t row_bytes, in
   return y;
 }
 
+// Weight block of 32 b of a row, straight from the formats
+// (quant_blocks.h): its quants and the scales and min of mma_q8.h's order
+// (s[kt] for k-tile kt; m = 0 where there is none).
+struct WeightBlock {
+  int q[32];
+  float s[2];
+  float m = 0;
+};
+
+WeightBlock BlockOf(TensorType type, const uint8_t* row, int64_t b) {
+  WeightBlock out{};
+  auto half = [](const uint8_t* p) { return Fp16ToFp32(static_cast<uint16_t>(p[0] | p[1] << 8)); };
+  switch (type) {
+    case TensorType::kQ8_0:
+    case TensorType::kQ4_0: {
+      const uint8_t* block = row + b * (type == TensorType::kQ8_0 ? 34 : 18);
+      out.s[0] = out.s[1] = half(block);
+      for (int j = 0; j < 32; ++j) {
+        out.q[j] = type == TensorType::kQ8_0 ? static_cast<int8_t>(block[2 + j])
+                                             : (j < 16 ? block[2 + j] & 0xF : block[2 + j - 16] >> 4) - 8;
+      }
+      break;
+    }
+    case TensorType::kQ4_K:
+    case TensorType::kQ5_K: {
+      const bool q5 = type == TensorType::kQ5_K;
+      const uint8_t* block = row + b / 8 * (q5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K));
+      const int sub = static_cast<int>(b % 8);
+      uint8_t sc, m;
+      UnpackScaleMinK4(block + 4, sub, &sc, &m);
+      out.s[0] = out.s[1] = half(block) * sc;
+      out.m = half(block + 2) * m;
+      const uint8_t* qs = block + 16 + (q5 ? 32 : 0);
+      for (int l = 0; l < 32; ++l) {
+        out.q[l] = qs[32 * (sub / 2) + l] >> (4 * (sub % 2)) & 0xF;
+        if (q5) out.q[l] |= (block[16 + l] >> sub & 1) << 4;
+      }
+      break;
+    }
+    case TensorType::kQ6_K: {
+      const BlockQ6_K* block = reinterpret_cast<const BlockQ6_K*>(row + b / 8 * sizeof(BlockQ6_K));
+      const float d = Fp16ToFp32(block->d);
+      for (int l = 0; l < 32; ++l) {
+        const int e = static_cast<int>(b % 8) * 32 + l;  // Element of the block of 256.
+        const int h = e / 128, quadrant = e % 128 / 32, i = e % 32;
+        const int low = block->ql[64 * h + 32 * (quadrant % 2) + i] >> (quadrant < 2 ? 0 : 4) & 0xF;
+        const int high = block->qh[32 * h + i] >> (2 * quadrant) & 3;
+        out.q[l] = (low | high << 4) - 32;
+      }
+      for (int kt = 0; kt < 2; ++kt) out.s[kt] = d * static_cast<float>(block->scales[(b % 8) * 2 + kt]);
+      break;
+    }
+    default:
+      ADD_FAILURE() << NameOf(type);
+  }
+  return out;
+}
+
 // The reduction order of mma_q8.h computed straight from the blocks.
-template <typename Slice>
-float Spec(const uint8_t* row, const Activations& x, int64_t n_in, int64_t r) {
+float Spec(TensorType type, const uint8_t* row, const Activations& x, int64_t n_in, int64_t r) {
   const int64_t nb = n_in / 32;
   float partial[kSplit] = {};
   for (int split = 0; split < kSplit; ++split) {
     for (int64_t b = split; b < nb; b += kSplit) {
-      const uint8_t* block = row + b * Slice::kBytes;
-      const float dw = Fp16ToFp32(static_cast<uint16_t>(block[0] | block[1] << 8));
-      int isum = 0;
-      for (int j = 0; j < 32; ++j) {
-        int wq;
-        if constexpr (std::is_same_v<Slice, cuda_slices::SliceQ8_0>) {
-          wq = static_cast<int8_t>(block[2 + j]);
-        } else {
-          wq = (j < 16 ? (block[2 + j] & 0xF) : (block[2 + j - 16] >> 4)) - 8;
-        }
-        isum += wq * x.q[r * n_in + b * 32 + j];
+      const WeightBlock wb = BlockOf(type, row, b);
+      int isum[2] = {0, 0};
+      for (int j = 0; j < 32; ++j) isum[j / 16] += wb.q[j] * x.q[r * n_in + b * 32 + j];
+      const float dx = x.d[r * nb + b];
+      float& p = partial[split];
+      if (type == TensorType::kQ6_K) {
+        p = std::fma(static_cast<float>(isum[0]), wb.s[0] * dx, p);
+        p = std::fma(static_cast<float>(isum[1]), wb.s[1] * dx, p);
+      } else {
+        p = std::fma(static_cast<float>(isum[0] + isum[1]), wb.s[0] * dx, p);
       }
-      partial[split] = std::fma(static_cast<float>(isum), dw * x.d[r * nb + b], partial[split]);
+      if (type == TensorType::kQ4_K || type == TensorType::kQ5_K) p = std::fma(x.s[r * nb + b], -wb.m * dx, p);
     }
   }
   float sum = partial[0];
@@ -146,8 +210,10 @@ float Spec(const uint8_t* row, const Activations& x, int64_t n_in, int64_t r) {
 template <typename Slice>
 void CheckType(TensorType type) {
   // 20 weight rows (a second tile part past the end), 11 batch rows (a
-  // second n-tile part empty); 37 blocks a row: kSplit does not divide it.
-  const int64_t n_in = 32 * 37, n_out = 20, n_rows = 11;
+  // second n-tile part empty); 37 blocks of 32 a row (K quants: 40, five
+  // of 256): kSplit does not divide it.
+  const bool k_quant = type == TensorType::kQ4_K || type == TensorType::kQ5_K || type == TensorType::kQ6_K;
+  const int64_t n_in = k_quant ? 256 * 5 : 32 * 37, n_out = 20, n_rows = 11;
   uint64_t row_bytes = 0;
   ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
   std::mt19937 rng(5);
@@ -167,7 +233,7 @@ void CheckType(TensorType type) {
           const int64_t o = o0 + i, r = t0 + j;
           if (o >= n_out || r >= n_rows) continue;
           const float got = y[i * kTileCols + j];
-          const float spec = Spec<Slice>(&w[o * row_bytes], x, n_in, r);
+          const float spec = Spec(type, &w[o * row_bytes], x, n_in, r);
           ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(spec)) << "row " << o << " batch " << r;
           DequantizeRow(type, &w[o * row_bytes], wr.data(), n_in);
           double want = 0, mag = 0;
@@ -185,13 +251,23 @@ void CheckType(TensorType type) {
 
 TEST(CudaMmaQ8Test, Q8_0TilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ8_0>(TensorType::kQ8_0); }
 TEST(CudaMmaQ8Test, Q4_0TilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ4_0>(TensorType::kQ4_0); }
+TEST(CudaMmaQ8Test, Q4_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ4_K>(TensorType::kQ4_K); }
+TEST(CudaMmaQ8Test, Q5_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ5_K>(TensorType::kQ5_K); }
+TEST(CudaMmaQ8Test, Q6_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ6_K>(TensorType::kQ6_K); }
 
-TEST(CudaMmaQ8Test, OnlyQ8_0AndQ4_0TakeTheTensorCores) {
-  EXPECT_TRUE(MmaType(TensorType::kQ8_0));
-  EXPECT_TRUE(MmaType(TensorType::kQ4_0));
-  for (TensorType t : {TensorType::kF16, TensorType::kQ4_K, TensorType::kQ6_K, TensorType::kQ5_0}) {
-    EXPECT_FALSE(MmaType(t)) << NameOf(t);
+// The types with fragments are the types MmaType sends to the tensor cores.
+TEST(CudaMmaQ8Test, TheTensorCoreTypesAreTheOnesWithFragments) {
+  bool any = false;
+  for (int t = 0; t <= static_cast<int>(TensorType::kBF16); ++t) {
+    const TensorType type = static_cast<TensorType>(t);
+    bool fragment = false;
+    cuda_slices::WithSlice(type, [&](auto slice) { fragment = FragmentA<decltype(slice)>::kDefined; });
+    EXPECT_EQ(MmaType(type), fragment) << NameOf(type);
+    any = any || fragment;
   }
+  EXPECT_TRUE(any);
+  EXPECT_FALSE(MmaType(TensorType::kF16));
+  EXPECT_FALSE(MmaType(TensorType::kQ5_0));
 }
 
 }  // namespace

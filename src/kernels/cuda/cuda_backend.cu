@@ -5,8 +5,8 @@
 // which run when a copy must follow them: a run seen before as one CUDA
 // graph (launch_graphs.h).
 //
-// Matmuls: Q8_0 and Q4_0 weights on the tensor cores (mma_q8.h), the other
-// quantized types with dp4a and the float types with float slices, one warp
+// Matmuls: quantized weights on the tensor cores (mma_q8.h), or with dp4a
+// where there are none, and the float types with float slices, one warp
 // to each (output row, tile of 8 batch rows), its lanes decoding whole
 // slices of the weight row with wide loads (weight_slices.h); all checked
 // on the CPU as far as a CPU can. Attention gives 8 warps to each (batch
@@ -153,8 +153,8 @@ __device__ void Mma(int32_t c[4], uint32_t a_row_g, uint32_t a_row_g8, uint32_t 
 #endif
 }
 
-// Q8_0 and Q4_0 weights against quantized activations on the tensor cores
-// (mma_q8.h): one block of kSplit warps per (kMT tiles of 16 weight rows,
+// Quantized weights (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) against quantized
+// activations on the tensor cores (mma_q8.h): one block of kSplit warps per (kMT tiles of 16 weight rows,
 // kNT tiles of 8 batch rows); warp w takes the rows' blocks w, w + kSplit,
 // ... and the warps' partial sums are added in order: mma_q8.h's reduction
 // order, so an output is the same bits whatever kMT, kNT and the rows
@@ -163,8 +163,9 @@ __device__ void Mma(int32_t c[4], uint32_t a_row_g, uint32_t a_row_g8, uint32_t 
 template <typename Slice, int kMT, int kNT>
 __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
     MmaQ8Kernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const int8_t* q, const float* d,
-                int64_t n_rows, float* y) {
+                const float* sums, int64_t n_rows, float* y) {
   using namespace cuda_mma;
+  using Fragment = FragmentA<Slice>;
   __shared__ float partial[kSplit][kNT][kWarp][4];
   const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int g = lane / 4, t = lane % 4;
@@ -188,7 +189,7 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
 #pragma unroll kUnroll
   for (int64_t b = split; b < nb; b += kSplit) {
     uint32_t bf[kNT][2] = {};
-    float dx[kNT][2] = {};
+    float dx[kNT][2] = {}, sx[kNT][2] = {};
     for (int j = 0; j < kNT; ++j) {
       if (j >= tiles) break;
       const int64_t n = t0 + j * kTileCols + g;
@@ -199,20 +200,27 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
       }
       for (int col = 0; col < 2; ++col) {
         const int64_t r = t0 + j * kTileCols + 2 * t + col;
-        if (r < n_rows) dx[j][col] = d[r * nb + b];
+        if (r < n_rows) {
+          dx[j][col] = d[r * nb + b];
+          if constexpr (Fragment::kMins) sx[j][col] = sums[r * nb + b];
+        }
       }
     }
+    // Block of 32 b is block b % kSubBlocks of the row's Slice block
+    // b / kSubBlocks.
+    const size_t at = static_cast<size_t>(b / Fragment::kSubBlocks) * Slice::kBytes;
+    const int sub = static_cast<int>(b % Fragment::kSubBlocks);
     for (int i = 0; i < kMT; ++i) {
-      const uint8_t* block[2] = {rows[i][0] + b * Slice::kBytes, rows[i][1] + b * Slice::kBytes};
+      const uint8_t* block[2] = {rows[i][0] + at, rows[i][1] + at};
       uint32_t a[2][2];
-      float dw[2];
-      FragmentA<Slice>::Load(block, t, a, dw);
+      RowScales ws[2];
+      Fragment::Load(block, sub, t, a, ws);
       for (int j = 0; j < kNT; ++j) {
         if (j >= tiles) break;
-        int32_t c[4] = {0, 0, 0, 0};
-        Mma(c, a[0][0], a[0][1], bf[j][0]);
-        Mma(c, a[1][0], a[1][1], bf[j][1]);
-        AccumulateBlock(c, dw, dx[j], p[i][j]);
+        int32_t c0[4] = {0, 0, 0, 0}, c1[4] = {0, 0, 0, 0};
+        Mma(c0, a[0][0], a[0][1], bf[j][0]);
+        Mma(c1, a[1][0], a[1][1], bf[j][1]);
+        AccumulateBlock<Slice>(c0, c1, ws, dx[j], sx[j], p[i][j]);
       }
     }
   }
@@ -238,15 +246,22 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
 }
 
 // One warp per block of 32 activations (rows of n_in, a multiple of 32, are
-// contiguous): quants to q, scales as floats to d.
-__global__ void QuantizeActivationsKernel(const float* x, int64_t n_blocks, int8_t* q, float* d) {
+// contiguous): quants to q, scales as floats to d, and the sums of the
+// quants (exact, as floats) to sums, for the K quants' mins (mma_q8.h).
+__global__ void QuantizeActivationsKernel(const float* x, int64_t n_blocks, int8_t* q, float* d, float* sums) {
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (warp >= n_blocks) return;
   const int64_t i = warp * kWarp + lane;
   uint16_t d_bits;
-  q[i] = QuantizeLaneQ8(x[i], &d_bits);
-  if (lane == 0) d[warp] = __half2float(__ushort_as_half(d_bits));
+  const int8_t quant = QuantizeLaneQ8(x[i], &d_bits);
+  q[i] = quant;
+  int sum = quant;
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane == 0) {
+    d[warp] = __half2float(__ushort_as_half(d_bits));
+    sums[warp] = static_cast<float>(sum);
+  }
 }
 
 // The same product one element per lane per step, for float rows that are
@@ -622,7 +637,7 @@ bool Sliced(const WeightView& w) {
 class CudaBackend final : public Backend {
  public:
   // tensor_cores: the GPU runs the integer mma (compute capability 8.0 and
-  // later); without it Q8_0 and Q4_0 take the dp4a kernel.
+  // later); without it the quantized types take the dp4a kernel.
   CudaBackend(int device, bool tensor_cores, cuda_graphs::GraphOptions graphs)
       : device_(device), tensor_cores_(tensor_cores), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
   // Its work is done once it is gone (backend.h): a model's weights are
@@ -781,6 +796,7 @@ class CudaBackend final : public Backend {
   struct QuantizedActivations {
     const int8_t* q;
     const float* d;
+    const float* sums;
   };
 
   // Whether `w` takes the integer kernel: quantized weights (whose rows are
@@ -792,10 +808,10 @@ class CudaBackend final : public Backend {
   }
 
   // Scratch bytes for n_rows rows of quantized x: quants, then (at a
-  // 256-byte boundary) one float scale per block of 32.
+  // 256-byte boundary) a float scale per block of 32, then its quants' sum.
   static size_t ScratchBytes(int64_t n_rows, int64_t n_in) {
     const size_t n = static_cast<size_t>(n_rows * n_in);
-    return (n + 255) / 256 * 256 + n / cuda_slices::kActivationBlock * sizeof(float);
+    return (n + 255) / 256 * 256 + 2 * (n / cuda_slices::kActivationBlock) * sizeof(float);
   }
 
   // Whether the scratch holds `bytes`, growing it by half again when it
@@ -818,8 +834,10 @@ class CudaBackend final : public Backend {
     SWIFTLET_CHECK(activations_ != nullptr && activations_->bytes() >= ScratchBytes(n_rows, n_in));
     int8_t* q = reinterpret_cast<int8_t*>(activations_->data());
     float* d = reinterpret_cast<float*>(activations_->data() + scales_at);
-    quantized_ = {q, d};
-    queue_->Launch("quantize activations", QuantizeActivationsKernel, Blocks(blocks * kWarp, 256), 256, 0, x, blocks, q, d);
+    float* sums = d + blocks;
+    quantized_ = {q, d, sums};
+    queue_->Launch("quantize activations", QuantizeActivationsKernel, Blocks(blocks * kWarp, 256), 256, 0, x, blocks, q,
+                   d, sums);
     return &quantized_;
   }
 
@@ -837,7 +855,7 @@ class CudaBackend final : public Backend {
     const int64_t rows = cuda_mma::kTileRows * kMT, cols = cuda_mma::kTileCols * kNT;
     SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
     const dim3 grid(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
-    queue_->Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, n_rows, y);
+    queue_->Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq->q, xq->d, xq->sums, n_rows, y);
   }
 
   // One matmul: integer against xq where the weights are quantized and xq
@@ -854,7 +872,7 @@ class CudaBackend final : public Backend {
       // as often. The same bits every way (mma_q8.h).
       cuda_slices::WithSlice(w.type, [&](auto slice) {
         using S = decltype(slice);
-        if constexpr (std::is_same_v<S, cuda_slices::SliceQ8_0> || std::is_same_v<S, cuda_slices::SliceQ4_0>) {
+        if constexpr (cuda_mma::FragmentA<S>::kDefined) {
           if (n_rows <= cuda_mma::kTileCols) {
             LaunchMma<S, 1, 1>(w, xq, n_rows, y);
           } else if (n_rows <= 4 * cuda_mma::kTileCols) {

@@ -1,9 +1,12 @@
-// Q8_0 and Q4_0 matmuls on the tensor cores: the warp-level integer
+// Quantized matmuls on the tensor cores: the warp-level integer
 // multiply-accumulate mma.sync.m16n8k16.row.col.s32.s8.s8.s32 (sm_80 and
-// later) takes 16 weight rows and 8 activation rows (batch rows) and adds
-// their exact 16-element integer dot products; two of them cover one block
-// of 32 of both, whose quants line up (activations are quantized in blocks
-// of 32 too, weight_slices.h's kActivationBlock).
+// later) takes 16 weight rows and 8 activation rows (batch rows) and gives
+// their exact 16-element integer dot products; two of them (k-tiles 0 and
+// 1) cover one block of 32 of both, whose quants line up (activations are
+// quantized in blocks of 32, weight_slices.h's kActivationBlock). Weights:
+// Q8_0 and Q4_0 (a block of 32 is one of theirs), and the K quants Q4_K,
+// Q5_K and Q6_K (a block of 32 is a sub-block of their 256: two of Q6_K's
+// sub-blocks of 16, one k-tile each).
 //
 // Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k16 with integer
 // type"), for lane L, g = L / 4, t = L % 4:
@@ -15,13 +18,20 @@
 //       are row g + 8, the same columns.
 // Q4_0's nibbles fit A as they are stored: byte 4t + i of a block holds
 // elements 4t + i (low nibble, k-tile 0) and 16 + 4t + i (high, k-tile 1).
+// The K quants' sub-blocks of 32 are 32 bytes' low or high nibbles (Q5_K
+// with a bit of qh beside), Q6_K's a quadrant's nibbles and 2-bit highs.
 //
 // The reduction order (what makes results batch invariant, and the same
 // bits in every kernel that keeps it): for output row o and batch row r,
-//   y = P_0 + P_1 + ... + P_{kSplit-1}, left to right, where
-//   P_w = fma(isum_b, dW_b * dX_b, P_w) over the blocks b = w, w + kSplit, ...
-//   in order, isum_b the exact integer dot product of block b, dW_b and dX_b
-//   the weight's and the activation's scales.
+//   y = P_0 + P_1 + ... + P_{kSplit-1}, left to right, where P_w takes the
+//   blocks of 32 b = w, w + kSplit, ... in order, each by its type's steps:
+//     one scale (Q8_0, Q4_0):  P = fma(c0 + c1, s * dX, P)
+//     with a min (Q4_K, Q5_K): the same, then P = fma(sX, -m * dX, P)
+//     a scale per k-tile (Q6_K): P = fma(c0, s0 * dX, P), then
+//                                P = fma(c1, s1 * dX, P)
+//   c0, c1 the k-tiles' exact integer dot products, s (s0, s1) and m the
+//   weight block's scales and min as DequantizeRow computes them, dX the
+//   activation block's scale and sX the sum of its quants.
 // Nothing in it depends on which other rows share a tile.
 //
 // Everything here but the mma itself compiles as plain C++, so the CPU test
@@ -30,10 +40,12 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "core/host_device.h"
 #include "kernels/cuda/weight_slices.h"
+#include "kernels/quant_blocks.h"
 
 namespace swiftlet::cuda_mma {
 
@@ -60,33 +72,113 @@ SWIFTLET_HOST_DEVICE inline float Mul(float a, float b) {
 
 // Whether weights of `type` take the mma kernels (and so this order).
 SWIFTLET_HOST_DEVICE inline bool MmaType(TensorType type) {
-  return type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
+  return type == TensorType::kQ8_0 || type == TensorType::kQ4_0 || type == TensorType::kQ4_K ||
+         type == TensorType::kQ5_K || type == TensorType::kQ6_K;
 }
 
-// The A registers of lane t (= L % 4) for one block of rows g and g + 8:
-// a[kt][r] for k-tile kt (elements 16 kt .. 16 kt + 15) and row r (0: g,
-// 1: g + 8), and each row's scale d[r].
-template <typename Slice>
-struct FragmentA;
+// One weight row's scales for a block of 32: the k-tiles' (the same twice
+// where one scale covers the block) and the min (K quants with one).
+struct RowScales {
+  float s[2] = {0, 0};
+  float m = 0;
+};
 
-template <>
-struct FragmentA<cuda_slices::SliceQ8_0> {
-  SWIFTLET_HOST_DEVICE static void Load(const uint8_t* const block[2], int t, uint32_t a[2][2], float d[2]) {
+// The A registers of lane t (= L % 4) for block of 32 `j` of a Slice block
+// (j < kSubBlocks) of rows g and g + 8: a[kt][r] for k-tile kt (elements
+// 16 kt .. 16 kt + 15) and row r (0: g, 1: g + 8), and the rows' scales.
+template <typename Slice>
+struct FragmentA {
+  static constexpr bool kDefined = false;
+};
+
+// Q8_0 and Q4_0: a block is one block of 32, its quants loaded by
+// Derived::LoadQuants.
+template <typename Derived>
+struct FragmentA32 {
+  static constexpr bool kDefined = true;
+  static constexpr int kSubBlocks = 1;
+  static constexpr bool kTileScales = false, kMins = false;
+  SWIFTLET_HOST_DEVICE static void Load(const uint8_t* const block[2], int, int t, uint32_t a[2][2], RowScales w[2]) {
     for (int r = 0; r < 2; ++r) {
-      d[r] = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r])));
-      for (int kt = 0; kt < 2; ++kt) a[kt][r] = cuda_slices::Load2x16(block[r] + 2 + 16 * kt + 4 * t);
+      w[r].s[0] = w[r].s[1] = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r])));
+      Derived::LoadQuants(block[r], t, a, r);
     }
   }
 };
 
 template <>
-struct FragmentA<cuda_slices::SliceQ4_0> {
-  SWIFTLET_HOST_DEVICE static void Load(const uint8_t* const block[2], int t, uint32_t a[2][2], float d[2]) {
+struct FragmentA<cuda_slices::SliceQ8_0> : FragmentA32<FragmentA<cuda_slices::SliceQ8_0>> {
+  SWIFTLET_HOST_DEVICE static void LoadQuants(const uint8_t* block, int t, uint32_t a[2][2], int r) {
+    for (int kt = 0; kt < 2; ++kt) a[kt][r] = cuda_slices::Load2x16(block + 2 + 16 * kt + 4 * t);
+  }
+};
+
+template <>
+struct FragmentA<cuda_slices::SliceQ4_0> : FragmentA32<FragmentA<cuda_slices::SliceQ4_0>> {
+  SWIFTLET_HOST_DEVICE static void LoadQuants(const uint8_t* block, int t, uint32_t a[2][2], int r) {
+    const uint32_t q = cuda_slices::Load2x16(block + 2 + 4 * t);
+    a[0][r] = cuda_slices::Sub4(q & 0x0F0F0F0Fu, 0x08080808u);
+    a[1][r] = cuda_slices::Sub4(q >> 4 & 0x0F0F0F0Fu, 0x08080808u);
+  }
+};
+
+// Q4_K and Q5_K: sub-block j (of 8) is the low (j even) or high nibbles of
+// qs[32 (j / 2) ..], plus bit j of qh[0 .. 31] as bit 4 for Q5_K; its scale
+// and min are d · sc_j and dmin · m_j.
+template <typename Block, bool kFifthBit>
+struct FragmentAK4 {
+  static constexpr bool kDefined = true;
+  static constexpr int kSubBlocks = kQK_K / 32;
+  static constexpr bool kTileScales = false, kMins = true;
+  SWIFTLET_HOST_DEVICE static void Load(const uint8_t* const block[2], int j, int t, uint32_t a[2][2],
+                                        RowScales w[2]) {
     for (int r = 0; r < 2; ++r) {
-      d[r] = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r])));
-      const uint32_t q = cuda_slices::Load2x16(block[r] + 2 + 4 * t);
-      a[0][r] = cuda_slices::Sub4(q & 0x0F0F0F0Fu, 0x08080808u);
-      a[1][r] = cuda_slices::Sub4(q >> 4 & 0x0F0F0F0Fu, 0x08080808u);
+      const Block* b = reinterpret_cast<const Block*>(block[r]);
+      const float d = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r])));
+      const float dmin = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r] + 2)));
+      uint8_t sc, m;
+      UnpackScaleMinK4(b->scales, j, &sc, &m);
+      w[r].s[0] = w[r].s[1] = d * sc;
+      w[r].m = dmin * m;
+      for (int kt = 0; kt < 2; ++kt) {
+        const int l = 16 * kt + 4 * t;
+        uint32_t q = cuda_slices::Load2x16(b->qs + 32 * (j / 2) + l) >> (4 * (j % 2)) & 0x0F0F0F0Fu;
+        if constexpr (kFifthBit) {
+          q |= (cuda_slices::Load2x16(reinterpret_cast<const BlockQ5_K*>(b)->qh + l) >> j & cuda_slices::kOnes4) << 4;
+        }
+        a[kt][r] = q;
+      }
+    }
+  }
+};
+
+template <>
+struct FragmentA<cuda_slices::SliceQ4_K> : FragmentAK4<BlockQ4_K, false> {};
+template <>
+struct FragmentA<cuda_slices::SliceQ5_K> : FragmentAK4<BlockQ5_K, true> {};
+
+// Q6_K: block of 32 j is quadrant g = j % 4 of half h = j / 4: element l
+// (0..31) is the low (g < 2) or high nibble of ql[64 h + 32 (g % 2) + l]
+// and bits 2g, 2g + 1 of qh[32 h + l], less 32; each k-tile is a sub-block
+// of 16 with its own scale d · scales[2 j + kt].
+template <>
+struct FragmentA<cuda_slices::SliceQ6_K> {
+  static constexpr bool kDefined = true;
+  static constexpr int kSubBlocks = kQK_K / 32;
+  static constexpr bool kTileScales = true, kMins = false;
+  SWIFTLET_HOST_DEVICE static void Load(const uint8_t* const block[2], int j, int t, uint32_t a[2][2],
+                                        RowScales w[2]) {
+    const int h = j / 4, g = j % 4;
+    for (int r = 0; r < 2; ++r) {
+      const BlockQ6_K* b = reinterpret_cast<const BlockQ6_K*>(block[r]);
+      const float d = cuda_slices::HalfToFloat(static_cast<uint16_t>(cuda_slices::Load16(block[r] + offsetof(BlockQ6_K, d))));
+      for (int kt = 0; kt < 2; ++kt) {
+        const int l = 16 * kt + 4 * t;
+        const uint32_t low = cuda_slices::Load2x16(b->ql + 64 * h + 32 * (g % 2) + l) >> (g < 2 ? 0 : 4) & 0x0F0F0F0Fu;
+        const uint32_t high = cuda_slices::Load2x16(b->qh + 32 * h + l) >> (2 * g) & 0x03030303u;
+        a[kt][r] = cuda_slices::Sub4(low | high << 4, 0x20202020u);
+        w[r].s[kt] = d * static_cast<float>(b->scales[2 * j + kt]);
+      }
     }
   }
 };
@@ -97,12 +189,23 @@ SWIFTLET_HOST_DEVICE inline uint32_t FragmentB(const int8_t* quants, int t, int 
   return cuda_slices::Load32(quants + 16 * kt + 4 * t);
 }
 
-// One block's step of the order above for a lane's four outputs: c from
-// the mma, dw the rows' scales (g, g + 8), dx the batch rows' (2t, 2t + 1).
-SWIFTLET_HOST_DEVICE inline void AccumulateBlock(const int32_t c[4], const float dw[2], const float dx[2], float p[4]) {
+// One block's steps of the order above for a lane's four outputs: c0, c1
+// the k-tiles' mma results, w the rows' scales (g, g + 8), dx and sx the
+// batch rows' (2t, 2t + 1) scales and quant sums.
+template <typename Slice>
+SWIFTLET_HOST_DEVICE inline void AccumulateBlock(const int32_t c0[4], const int32_t c1[4], const RowScales w[2],
+                                                 const float dx[2], const float sx[2], float p[4]) {
+  using F = FragmentA<Slice>;
   for (int r = 0; r < 2; ++r) {
     for (int col = 0; col < 2; ++col) {
-      p[2 * r + col] = FusedMulAdd(static_cast<float>(c[2 * r + col]), Mul(dw[r], dx[col]), p[2 * r + col]);
+      const int e = 2 * r + col;
+      if constexpr (F::kTileScales) {
+        p[e] = FusedMulAdd(static_cast<float>(c0[e]), Mul(w[r].s[0], dx[col]), p[e]);
+        p[e] = FusedMulAdd(static_cast<float>(c1[e]), Mul(w[r].s[1], dx[col]), p[e]);
+      } else {
+        p[e] = FusedMulAdd(static_cast<float>(c0[e] + c1[e]), Mul(w[r].s[0], dx[col]), p[e]);
+      }
+      if constexpr (F::kMins) p[e] = FusedMulAdd(sx[col], Mul(-w[r].m, dx[col]), p[e]);
     }
   }
 }

@@ -113,7 +113,8 @@ SWIFTLET_HOST_DEVICE inline Words4 Load128(const uint8_t* p) { return LoadAligne
 // rounded to F16, q = round(x · (1 / d))), which is how the CPU quantizes
 // them for Q8_0 and Q4_0 weights (for the K quants it uses blocks of 256),
 // stored apart: row t's quants at q + t * n_in, its scales (as floats) at
-// d + t * n_in / 32.
+// d + t * n_in / 32 (and, for the tensor cores' K quants, the sums of its
+// blocks' quants beside them: mma_q8.h).
 inline constexpr int kActivationBlock = 32;
 
 // A slice's quants as signed bytes, 4 to a word in the order of its
