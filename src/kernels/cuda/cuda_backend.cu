@@ -67,17 +67,31 @@ __device__ int8_t QuantizeLaneQ8(float x, uint16_t* d_bits) {
   return static_cast<int8_t>(fminf(fmaxf(rintf(x * id), -127.0f), 127.0f));
 }
 
-// Element i of a row of `type`, one at a time: attention's cache rows (F32,
-// F16, Q8_0) and float weights whose rows are not a whole number of slices.
+// Element i of a row of kType (F32, F16, BF16 or Q8_0), one at a time:
+// attention's cache rows, and float weights whose rows are not a whole
+// number of slices.
+template <TensorType kType>
+__device__ float ElementOf(const uint8_t* row, int64_t i) {
+  if constexpr (kType == TensorType::kF16) {
+    return Half(reinterpret_cast<const uint16_t*>(row)[i]);
+  } else if constexpr (kType == TensorType::kBF16) {
+    return Bf16(reinterpret_cast<const uint16_t*>(row)[i]);
+  } else if constexpr (kType == TensorType::kQ8_0) {
+    const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(row)[i / BlockQ8_0::kElems];
+    return Half(b.d) * static_cast<float>(b.qs[i % BlockQ8_0::kElems]);
+  } else {
+    static_assert(kType == TensorType::kF32);
+    return reinterpret_cast<const float*>(row)[i];
+  }
+}
+
+// The same for a type known only at run time.
 __device__ float Element(TensorType type, const uint8_t* row, int64_t i) {
   switch (type) {
-    case TensorType::kF16: return Half(reinterpret_cast<const uint16_t*>(row)[i]);
-    case TensorType::kBF16: return Bf16(reinterpret_cast<const uint16_t*>(row)[i]);
-    case TensorType::kQ8_0: {
-      const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(row)[i / BlockQ8_0::kElems];
-      return Half(b.d) * static_cast<float>(b.qs[i % BlockQ8_0::kElems]);
-    }
-    default: return reinterpret_cast<const float*>(row)[i];
+    case TensorType::kF16: return ElementOf<TensorType::kF16>(row, i);
+    case TensorType::kBF16: return ElementOf<TensorType::kBF16>(row, i);
+    case TensorType::kQ8_0: return ElementOf<TensorType::kQ8_0>(row, i);
+    default: return ElementOf<TensorType::kF32>(row, i);
   }
 }
 
@@ -385,11 +399,6 @@ __global__ void StoreKvQ8Kernel(const float* k, const float* v, int64_t n_rows, 
   if (lane == 0) row[b].d = d;
 }
 
-// Element e of head kvh of a cache row of `type`.
-__device__ float KvElement(TensorType type, const uint8_t* row, int64_t head_dim, int64_t kvh, int64_t e) {
-  return Element(type, row, kvh * head_dim + e);
-}
-
 // Warps sharing one (row, query head) in AttentionKernel.
 constexpr int kAttentionSplit = 8;
 
@@ -416,22 +425,25 @@ __device__ void AttendKey(SoftmaxState<kDims>& st, const float (&qv)[kDims], con
   }
   const float score = WarpSum(dot) * scale;
   const float new_max = fmaxf(st.max, score);
-  const float correction = expf(st.max - new_max);  // 0 the first time (max = -inf).
-  const float p = expf(score - new_max);
+  // The hardware's exp2 (__expf: two instructions, not expf's eleven; a
+  // few ulps, far inside what the CPU comparison allows): the exps were a
+  // third of attention's work. exp(-inf) is 0 (max = -inf the first time).
+  const float correction = __expf(st.max - new_max);
+  const float p = __expf(score - new_max);
   st.sum = st.sum * correction + p;
 #pragma unroll
   for (int d = 0; d < kDims; ++d) st.acc[d] = st.acc[d] * correction + p * v[d];
   st.max = new_max;
 }
 
-// A lane's elements of head kvh of a cache row (0 past head_dim).
-template <int kDims>
-__device__ void LoadHead(TensorType type, const uint8_t* row, int64_t head_dim, int64_t kvh, int lane, int dims,
-                         float (&out)[kDims]) {
+// A lane's elements of head kvh of a cache row of kType (0 past head_dim):
+// the type is a template argument, so the loads are straight-line code.
+template <TensorType kType, int kDims>
+__device__ void LoadHead(const uint8_t* row, int64_t head_dim, int64_t kvh, int lane, int dims, float (&out)[kDims]) {
 #pragma unroll
   for (int d = 0; d < kDims; ++d) {
     const int64_t e = lane + d * kWarp;
-    out[d] = d < dims && e < head_dim ? KvElement(type, row, head_dim, kvh, e) : 0.0f;
+    out[d] = d < dims && e < head_dim ? ElementOf<kType>(row, kvh * head_dim + e) : 0.0f;
   }
 }
 
@@ -445,8 +457,9 @@ __device__ void LoadHead(TensorType type, const uint8_t* row, int64_t head_dim, 
 // keys one row after another. Either way each (row, head) sees the same
 // operations in the same order (AttendKey, then the merge), whatever kRows
 // and kDims: a row's result depends on its own query and keys only, and a
-// long context keeps 8 warps busy, not one.
-template <int kRows, int kDims>
+// long context keeps 8 warps busy, not one. kType is the cache's row type
+// (kv.layer.type).
+template <int kRows, int kDims, TensorType kType>
 __global__ void __launch_bounds__(kAttentionSplit * kWarp)
     AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, int64_t n_rows,
                     float* out) {
@@ -457,7 +470,6 @@ __global__ void __launch_bounds__(kAttentionSplit * kWarp)
   const int rows = static_cast<int>(min(static_cast<int64_t>(kRows), n_rows - t0));
   const int64_t kvh = h / (s.n_head / s.n_head_kv);
   const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
-  const TensorType type = kv.layer.type;
   // Everything below is the same for every thread of the block, so whole
   // warps take each branch and reach each shuffle and barrier together.
   float qv[kRows][kDims];
@@ -490,14 +502,14 @@ __global__ void __launch_bounds__(kAttentionSplit * kWarp)
     // zero query and are not stored), then the rest up to each row's own.
     int64_t j = split;
     for (; j <= shortest; j += kAttentionSplit) {
-      LoadHead(type, KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-      LoadHead(type, KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) AttendKey(st[r], qv[r], k, v, dims, s.scale);
     }
     for (; j <= longest; j += kAttentionSplit) {
-      LoadHead(type, KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-      LoadHead(type, KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (j <= last[r]) AttendKey(st[r], qv[r], k, v, dims, s.scale);
@@ -507,8 +519,8 @@ __global__ void __launch_bounds__(kAttentionSplit * kWarp)
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       for (int64_t j = split; j <= last[r]; j += kAttentionSplit) {
-        LoadHead(type, KvRow(kv, t0 + r, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-        LoadHead(type, KvRow(kv, t0 + r, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+        LoadHead<kType>(KvRow(kv, t0 + r, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
+        LoadHead<kType>(KvRow(kv, t0 + r, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
         AttendKey(st[r], qv[r], k, v, dims, s.scale);
       }
     }
@@ -846,8 +858,17 @@ class CudaBackend final : public Backend {
                        const AttentionShape& shape, float* out) {
     const int64_t blocks = (n_rows + kRows - 1) / kRows * shape.n_head;
     SWIFTLET_CHECK(blocks < (int64_t{1} << 31));  // gridDim.x's limit.
-    queue_->Launch("Attention", AttentionKernel<kRows, kDims>, static_cast<unsigned>(blocks),
-                   kAttentionSplit * kWarp, 0, q, positions, kv, shape, n_rows, out);
+    auto launch = [&](auto kernel) {
+      queue_->Launch("Attention", kernel, static_cast<unsigned>(blocks), kAttentionSplit * kWarp, 0, q, positions,
+                     kv, shape, n_rows, out);
+    };
+    switch (kv.layer.type) {
+      case TensorType::kF16: launch(AttentionKernel<kRows, kDims, TensorType::kF16>); break;
+      case TensorType::kQ8_0: launch(AttentionKernel<kRows, kDims, TensorType::kQ8_0>); break;
+      default:
+        SWIFTLET_CHECK(kv.layer.type == TensorType::kF32);  // kv/kv_row.h's types.
+        launch(AttentionKernel<kRows, kDims, TensorType::kF32>);
+    }
   }
 
   template <typename Slice, int kMT, int kNT>
