@@ -297,6 +297,69 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   }
 }
 
+// Attention of a prompt chunk's rows, which the kernel gives several to a
+// block when KvBatch says a sequence has that many rows (reading each key
+// once for all), must give each row the bits it gets one to a block, and
+// the CPU's values: 3 decode rows of sequence B then 12 chunk rows of
+// sequence A (so some blocks hold rows of both), head dims whose blocks
+// take 8, 4 and 2 rows (64, 128, 256) and one not a multiple of 32 (80),
+// each cache row type.
+TEST(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
+  std::string why;
+  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
+  absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Backend& gpu = **made;
+  std::unique_ptr<Backend> cpu = MakeCpuBackend(2);
+  Gpu mem(gpu);
+  for (const int64_t dim : {64, 128, 256, 80}) {
+    for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
+      if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;
+      SCOPED_TRACE(std::string(NameOf(type)) + " head_dim " + std::to_string(dim));
+      const int64_t heads = 4, kv_heads = 2, kv_dim = kv_heads * dim, block_rows = 16, blocks = 5;
+      const size_t row_bytes =
+          type == TensorType::kQ8_0 ? kv_dim / 32 * 34 : kv_dim * (type == TensorType::kF16 ? 2 : 4);
+      const size_t run = block_rows * row_bytes;
+      std::vector<uint8_t> cache(blocks * 2 * run, 0);
+      const KvLayer host_layer{cache.data(), 2 * run, 0, run, block_rows, row_bytes, type};
+      const std::vector<int32_t> tables = {4, 0, 2, 1, 3};  // A: {4, 0, 2}; B: {1, 3}.
+      // A's positions 0..39 and B's 0..19, written by the CPU.
+      for (int32_t p = 0; p < 40; ++p) {
+        for (int seq = 0; seq < 2; ++seq) {
+          if (seq == 1 && p >= 20) continue;
+          const std::vector<float> k = Gaussian(kv_dim, 300 + p * 2 + seq), v = Gaussian(kv_dim, 400 + p * 2 + seq);
+          const std::vector<int32_t> one_pos = {p}, one_start = {seq == 0 ? 0 : 3};
+          cpu->StoreKv(k.data(), v.data(), 1, one_pos.data(), {host_layer, tables.data(), one_start.data()}, kv_dim);
+        }
+      }
+      uint8_t* dev_cache = mem.Put(cache);
+      const KvLayer dev_layer{dev_cache, 2 * run, 0, run, block_rows, row_bytes, type};
+      std::vector<int32_t> pos = {19, 12, 5}, start = {3, 3, 3};  // B's decode rows (one sequence's, not a chunk).
+      for (int32_t p = 28; p < 40; ++p) {
+        pos.push_back(p);
+        start.push_back(0);
+      }
+      const int64_t n = static_cast<int64_t>(pos.size());
+      const std::vector<float> q = Gaussian(n * heads * dim, 8);
+      const AttentionShape shape{heads, kv_heads, dim, static_cast<float>(1 / std::sqrt(double(dim)))};
+      const float* dq = mem.Put(q);
+      const int32_t* dpos = mem.Put(pos);
+      const KvBatch one_each{dev_layer, mem.Put(tables), mem.Put(start), 1};
+      KvBatch chunks = one_each;
+      chunks.rows_per_sequence = 12;
+      std::vector<float> alone(q.size()), together(q.size()), want(q.size());
+      float* dout = mem.Put(alone);
+      gpu.Attention(dq, n, dpos, one_each, shape, dout);
+      alone = mem.Get(dout, alone.size());
+      gpu.Attention(dq, n, dpos, chunks, shape, dout);
+      together = mem.Get(dout, together.size());
+      ASSERT_EQ(std::memcmp(alone.data(), together.data(), alone.size() * sizeof(float)), 0);
+      cpu->Attention(q.data(), n, pos.data(), {host_layer, tables.data(), start.data()}, shape, want.data());
+      ExpectNear(together, want, 1e-4f, "Attention");
+    }
+  }
+}
+
 // A CUDA backend made with SWIFTLET_CUDA_GRAPHS set to `graphs` ("1" or
 // "0"), the variable restored after.
 std::unique_ptr<Backend> MakeGpuWithGraphs(const char* graphs) {

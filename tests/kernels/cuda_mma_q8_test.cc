@@ -82,16 +82,16 @@ std::vector<float> WarpTiles(const std::vector<uint8_t>& w, size_t row_bytes, in
       uint32_t a[2][32][2], bf[2][32];
       RowScales ws[32][2];
       float dx[32][2], sx[32][2];
-      constexpr int kSub = FragmentA<Slice>::kSubBlocks;
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
         const uint8_t* block[2];
+        int sub = 0;
         for (int r = 0; r < 2; ++r) {
           const int64_t o = std::min(o0 + g + 8 * r, n_out - 1);
-          block[r] = w.data() + o * row_bytes + b / kSub * Slice::kBytes;
+          block[r] = BlockOfRow<Slice>(w.data() + o * row_bytes, b, &sub);
         }
         uint32_t fa[2][2];
-        FragmentA<Slice>::Load(block, static_cast<int>(b % kSub), t, fa, ws[lane]);
+        FragmentA<Slice>::Load(block, sub, t, fa, ws[lane]);
         for (int kt = 0; kt < 2; ++kt) {
           a[kt][lane][0] = fa[kt][0];
           a[kt][lane][1] = fa[kt][1];
@@ -210,8 +210,9 @@ float Spec(TensorType type, const uint8_t* row, const Activations& x, int64_t n_
 template <typename Slice>
 void CheckType(TensorType type) {
   // 20 weight rows (a second tile part past the end), 11 batch rows (a
-  // second n-tile part empty); 37 blocks of 32 a row (K quants: 40, five
-  // of 256): kSplit does not divide it.
+  // second n-tile part empty); 37 blocks of 32 a row, which kSplit does not
+  // divide (K quants: 40, five blocks of 256; with kSplit 8 each warp takes
+  // one sub-block index throughout, as on the GPU).
   const bool k_quant = type == TensorType::kQ4_K || type == TensorType::kQ5_K || type == TensorType::kQ6_K;
   const int64_t n_in = k_quant ? 256 * 5 : 32 * 37, n_out = 20, n_rows = 11;
   uint64_t row_bytes = 0;

@@ -129,11 +129,15 @@ TEST(CudaForwardTest, BatchInvarianceOnTheGpu) {
       const auto alone = RunSeqs(*m, {kSeqA, kSeqB}, 64, false, 1, kv);
       const auto together_1 = RunSeqs(*m, {kSeqA, kSeqB}, 1, true, 1, kv);
       const auto together_5 = RunSeqs(*m, {kSeqA, kSeqB}, 5, true, 1, kv);
+      // Both prompts whole in one batch: attention takes A's 12 rows several
+      // to a block, and one block holds rows of both.
+      const auto together_64 = RunSeqs(*m, {kSeqA, kSeqB}, 64, true, 1, kv);
       const auto chunked_alone = RunSeqs(*m, {kSeqA, kSeqB}, 3, false, 1, kv);
       ASSERT_EQ(alone.size(), 2u);
       for (size_t s = 0; s < 2; ++s) {
         ExpectBitIdentical(alone[s], together_1[s]);
         ExpectBitIdentical(alone[s], together_5[s]);
+        ExpectBitIdentical(alone[s], together_64[s]);
         ExpectBitIdentical(alone[s], chunked_alone[s]);
       }
     }

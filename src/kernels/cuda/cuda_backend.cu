@@ -198,8 +198,9 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
   const int tiles = static_cast<int>(min(static_cast<int64_t>(kNT), (n_rows - t0 + kTileCols - 1) / kTileCols));
   float p[kMT][kNT][4] = {};
   // Decode's blocks are few and their work small: more blocks of 32 in
-  // flight per lane keep more bytes coming from HBM.
-  constexpr int kUnroll = kMT == 1 && kNT == 1 ? 4 : 2;
+  // flight per lane keep more bytes coming from HBM (two for the K quants,
+  // whose scales take the registers).
+  constexpr int kUnroll = kMT == 1 && kNT == 1 && Fragment::kSubBlocks == 1 ? 4 : 2;
 #pragma unroll kUnroll
   for (int64_t b = split; b < nb; b += kSplit) {
     uint32_t bf[kNT][2] = {};
@@ -220,12 +221,9 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
         }
       }
     }
-    // Block of 32 b is block b % kSubBlocks of the row's Slice block
-    // b / kSubBlocks.
-    const size_t at = static_cast<size_t>(b / Fragment::kSubBlocks) * Slice::kBytes;
-    const int sub = static_cast<int>(b % Fragment::kSubBlocks);
     for (int i = 0; i < kMT; ++i) {
-      const uint8_t* block[2] = {rows[i][0] + at, rows[i][1] + at};
+      int sub;
+      const uint8_t* block[2] = {BlockOfRow<Slice>(rows[i][0], b, &sub), BlockOfRow<Slice>(rows[i][1], b, &sub)};
       uint32_t a[2][2];
       RowScales ws[2];
       Fragment::Load(block, sub, t, a, ws);
@@ -858,9 +856,13 @@ class CudaBackend final : public Backend {
                        const AttentionShape& shape, float* out) {
     const int64_t blocks = (n_rows + kRows - 1) / kRows * shape.n_head;
     SWIFTLET_CHECK(blocks < (int64_t{1} << 31));  // gridDim.x's limit.
+    // The hint is the host's (it chose kRows): not an argument whose every
+    // change would update a graph's node.
+    KvBatch rows = kv;
+    rows.rows_per_sequence = 0;
     auto launch = [&](auto kernel) {
       queue_->Launch("Attention", kernel, static_cast<unsigned>(blocks), kAttentionSplit * kWarp, 0, q, positions,
-                     kv, shape, n_rows, out);
+                     rows, shape, n_rows, out);
     };
     switch (kv.layer.type) {
       case TensorType::kF16: launch(AttentionKernel<kRows, kDims, TensorType::kF16>); break;
@@ -924,7 +926,7 @@ class CudaBackend final : public Backend {
   int device_;
   bool tensor_cores_;
   std::shared_ptr<CudaQueue> queue_;  // Declared before what it must outlive.
-  std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, then scales.
+  std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, scales, quant sums (ScratchBytes).
   QuantizedActivations quantized_{};
 };
 

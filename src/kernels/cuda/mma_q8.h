@@ -183,6 +183,15 @@ struct FragmentA<cuda_slices::SliceQ6_K> {
   }
 };
 
+// Where block of 32 b of a weight row is: its Slice block, and which of
+// that block's kSubBlocks it is (`sub`).
+template <typename Slice>
+SWIFTLET_HOST_DEVICE inline const uint8_t* BlockOfRow(const uint8_t* row, int64_t b, int* sub) {
+  constexpr int kSub = FragmentA<Slice>::kSubBlocks;
+  *sub = static_cast<int>(b % kSub);
+  return row + static_cast<size_t>(b / kSub) * Slice::kBytes;
+}
+
 // The B register of lane t for k-tile kt of a block of 32 activation
 // quants (those of the lane's batch row g).
 SWIFTLET_HOST_DEVICE inline uint32_t FragmentB(const int8_t* quants, int t, int kt) {
