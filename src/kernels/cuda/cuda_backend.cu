@@ -397,130 +397,249 @@ __global__ void StoreKvQ8Kernel(const float* k, const float* v, int64_t n_rows, 
   if (lane == 0) row[b].d = d;
 }
 
-// Warps sharing one (row, query head) in AttentionKernel.
+// Warps sharing one (row, query head) in AttentionKernel, and the keys of
+// one warp's tile (one per lane).
 constexpr int kAttentionSplit = 8;
+constexpr int kKeyTile = kWarp;
 
-// One lane's online-softmax state for one (row, query head) over the keys
-// one warp takes: the running max, the sum of exp(score - max), and its
-// kDims output dimensions.
-template <int kDims>
-struct SoftmaxState {
-  float max = -INFINITY, sum = 0;  // A warp with no keys keeps these.
-  float acc[kDims] = {};
-};
-
-// Key j's score for the query qv (lane's dimensions e = lane + 32 d, those
-// below head_dim) and its step of the online softmax with value v: the
-// same operations in the same order wherever it runs, so a row's result
-// does not depend on which kernel shape took it.
-template <int kDims>
-__device__ void AttendKey(SoftmaxState<kDims>& st, const float (&qv)[kDims], const float (&k)[kDims],
-                          const float (&v)[kDims], int dims, float scale) {
-  float dot = 0;
-#pragma unroll
-  for (int d = 0; d < kDims; ++d) {
-    if (d < dims) dot += qv[d] * k[d];
+// Where head kvh of a cache row of kType starts (Q8_0: a whole block, as
+// head_dim is a multiple of 32 there: kv/kv_row.h).
+template <TensorType kType>
+__device__ const uint8_t* HeadOf(const uint8_t* row, int64_t kvh, int64_t head_dim) {
+  if constexpr (kType == TensorType::kQ8_0) {
+    return row + static_cast<size_t>(kvh * head_dim / BlockQ8_0::kElems) * sizeof(BlockQ8_0);
+  } else {
+    return row + static_cast<size_t>(kvh * head_dim) * (kType == TensorType::kF16 ? 2 : 4);
   }
-  const float score = WarpSum(dot) * scale;
-  const float new_max = fmaxf(st.max, score);
-  // The hardware's exp2 (__expf: two instructions, not expf's eleven; a
-  // few ulps, far inside what the CPU comparison allows): the exps were a
-  // third of attention's work. exp(-inf) is 0 (max = -inf the first time).
-  const float correction = __expf(st.max - new_max);
-  const float p = __expf(score - new_max);
-  st.sum = st.sum * correction + p;
-#pragma unroll
-  for (int d = 0; d < kDims; ++d) st.acc[d] = st.acc[d] * correction + p * v[d];
-  st.max = new_max;
 }
 
-// A lane's elements of head kvh of a cache row of kType (0 past head_dim):
-// the type is a template argument, so the loads are straight-line code.
+// A lane's elements e = lane + 32 d of a head (0 past head_dim): the type
+// is a template argument, so the loads are straight-line code.
 template <TensorType kType, int kDims>
-__device__ void LoadHead(const uint8_t* row, int64_t head_dim, int64_t kvh, int lane, int dims, float (&out)[kDims]) {
+__device__ void LoadHead(const uint8_t* head, int64_t head_dim, int lane, int dims, float (&out)[kDims]) {
 #pragma unroll
   for (int d = 0; d < kDims; ++d) {
     const int64_t e = lane + d * kWarp;
-    out[d] = d < dims && e < head_dim ? ElementOf<kType>(row, kvh * head_dim + e) : 0.0f;
+    out[d] = d < dims && e < head_dim ? ElementOf<kType>(head, e) : 0.0f;
+  }
+}
+
+// Whether a head of kType at `head` allows Load4's wide loads (8 bytes for
+// F16, 16 for F32): always so for heads and rows of a multiple of 4
+// elements from cudaMalloc, but checked rather than assumed.
+template <TensorType kType>
+__device__ bool WideLoads(const uint8_t* head) {
+  return reinterpret_cast<uintptr_t>(head) % (kType == TensorType::kF16 ? 8 : kType == TensorType::kF32 ? 16 : 1) == 0;
+}
+
+// Elements e .. e + 3 of a head (e a multiple of 4, all below head_dim;
+// Q8_0's four are in one block), in one load where `wide` says it may.
+// The same values either way.
+template <TensorType kType>
+__device__ void Load4(const uint8_t* head, int64_t e, bool wide, float (&k)[4]) {
+  if constexpr (kType == TensorType::kQ8_0) {
+    const BlockQ8_0& b = reinterpret_cast<const BlockQ8_0*>(head)[e / BlockQ8_0::kElems];
+    const float d = Half(b.d);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) k[i] = d * static_cast<float>(b.qs[e % BlockQ8_0::kElems + i]);
+  } else if constexpr (kType == TensorType::kF16) {
+    if (wide) {
+      const uint2 w = *reinterpret_cast<const uint2*>(head + 2 * e);
+      k[0] = Half(static_cast<uint16_t>(w.x));
+      k[1] = Half(static_cast<uint16_t>(w.x >> 16));
+      k[2] = Half(static_cast<uint16_t>(w.y));
+      k[3] = Half(static_cast<uint16_t>(w.y >> 16));
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) k[i] = ElementOf<kType>(head, e + i);
+    }
+  } else {
+    if (wide) {
+      const float4 w = *reinterpret_cast<const float4*>(head + 4 * e);
+      k[0] = w.x;
+      k[1] = w.y;
+      k[2] = w.z;
+      k[3] = w.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) k[i] = ElementOf<kType>(head, e + i);
+    }
+  }
+}
+
+// One warp's online-softmax state for kN (row, query head) pairs over the
+// keys it takes: per row the running max and the sum of exp(score - max)
+// (the same in every lane), and the lane's kDims output dimensions
+// (e = lane + 32 d).
+template <int kN, int kDims>
+struct SoftmaxStates {
+  float max[kN], sum[kN], acc[kN][kDims];
+  __device__ SoftmaxStates() {
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      max[n] = -INFINITY;  // A warp with no keys keeps these.
+      sum[n] = 0;
+#pragma unroll
+      for (int d = 0; d < kDims; ++d) acc[n][d] = 0;
+    }
+  }
+};
+
+// One warp's step over the tile of keys base .. base + 31 of row t's
+// sequence for kN rows of it (queries qs[n], in shared memory and padded
+// with zeros to a multiple of 4; row n sees keys up to last[n]). Keys go
+// across lanes: lane i takes key base + i's whole dot product with each
+// query, in order of the dimensions; then, per row, the tile's max (exact
+// in any order), the exps, their sum through a fixed butterfly, and the
+// values' weighted sum over the tile's keys in order. Every operation on a
+// row's state is the same whatever kN and whichever rows share the call,
+// so a row's result depends on its own query and keys only.
+template <TensorType kType, int kN, int kDims>
+__device__ void AttendTile(const KvBatch& kv, int64_t t, int64_t base, const AttentionShape& s, int64_t kvh,
+                           int lane, int dims, const float* const (&qs)[kN], const int64_t (&last)[kN],
+                           SoftmaxStates<kN, kDims>& st) {
+  int64_t tile_last = -1;
+#pragma unroll
+  for (int n = 0; n < kN; ++n) tile_last = max(tile_last, last[n]);
+  const int64_t j = base + lane;
+  float score[kN];
+#pragma unroll
+  for (int n = 0; n < kN; ++n) score[n] = -INFINITY;
+  if (j <= tile_last) {  // Lanes differ here; no shuffle inside.
+    const uint8_t* head = HeadOf<kType>(KvRow(kv, t, j, kv.layer.k_offset), kvh, s.head_dim);
+    const bool wide = WideLoads<kType>(head);
+    float dot[kN];
+#pragma unroll
+    for (int n = 0; n < kN; ++n) dot[n] = 0;
+    // Four dimensions at a time (the queries are zero past head_dim, up to
+    // a multiple of 4); a head of another size, which no model has, takes
+    // its last elements one by one: the same products either way.
+    const int64_t whole = s.head_dim / 4 * 4;
+#pragma unroll 2
+    for (int64_t e = 0; e < whole + 4 * (s.head_dim % 4 != 0); e += 4) {
+      float k[4];
+      if (e < whole) {
+        Load4<kType>(head, e, wide, k);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) k[i] = e + i < s.head_dim ? ElementOf<kType>(head, e + i) : 0.0f;
+      }
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const float4 qv = *reinterpret_cast<const float4*>(qs[n] + e);
+        dot[n] = dot[n] + qv.x * k[0];
+        dot[n] = dot[n] + qv.y * k[1];
+        dot[n] = dot[n] + qv.z * k[2];
+        dot[n] = dot[n] + qv.w * k[3];
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      if (j <= last[n]) score[n] = dot[n] * s.scale;
+    }
+  }
+  float p[kN];
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    p[n] = 0;
+    if (base > last[n]) continue;  // The same in every lane: no key here for row n.
+    float tile_max = score[n];
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, offset));
+    }
+    const float new_max = fmaxf(st.max[n], tile_max);
+    // The hardware's exp2 (__expf: two instructions, not expf's eleven; a
+    // few ulps, far inside what the CPU comparison allows). exp(-inf) is 0:
+    // keys past last[n], and the state's first max.
+    const float correction = __expf(st.max[n] - new_max);
+    p[n] = __expf(score[n] - new_max);
+    st.sum[n] = st.sum[n] * correction + WarpSum(p[n]);
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) st.acc[n][d] = st.acc[n][d] * correction;
+    st.max[n] = new_max;
+  }
+  // The values, key by key; a row skips keys past its last (their cache
+  // rows may hold anything).
+  const int keys = static_cast<int>(min(static_cast<int64_t>(kKeyTile), tile_last - base + 1));
+  for (int i = 0; i < keys; ++i) {
+    float v[kDims];
+    LoadHead<kType>(HeadOf<kType>(KvRow(kv, t, base + i, kv.layer.v_offset), kvh, s.head_dim), s.head_dim, lane,
+                    dims, v);
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      const float pi = __shfl_sync(0xffffffffu, p[n], i);
+      if (base + i > last[n]) continue;
+#pragma unroll
+      for (int d = 0; d < kDims; ++d) st.acc[n][d] = st.acc[n][d] + pi * v[d];
+    }
   }
 }
 
 // One block of kAttentionSplit warps per (kRows consecutive batch rows,
-// query head h); for each row, warp w runs an online softmax over keys
-// j = w, w + kAttentionSplit, ... up to the row's position, in order, each
-// lane holding kDims of the head's dimensions (head_dim <= 32 kDims); then
-// the warps' states merge in order w = 0, 1, ... (warp 0 always has key
-// 0). Rows of one sequence (a prompt chunk: the same block table) read
-// each key once for all of them; rows of different sequences take their
-// keys one row after another. Either way each (row, head) sees the same
-// operations in the same order (AttendKey, then the merge), whatever kRows
-// and kDims: a row's result depends on its own query and keys only, and a
-// long context keeps 8 warps busy, not one. kType is the cache's row type
-// (kv.layer.type).
+// query head h). For each row, warp w takes the tiles of 32 keys
+// 32 w, 32 (w + 8), ... up to the row's position, in order (AttendTile:
+// keys across lanes), each lane then holding kDims of the head's output
+// dimensions (head_dim <= 32 kDims); then the warps' states merge in order
+// w = 0, 1, ... (warp 0 always has key 0). Rows of one sequence (a prompt
+// chunk: the same block table) read each key once for all of them; rows of
+// different sequences take their keys one row after another. Either way
+// each (row, head) sees the same operations in the same order, whatever
+// kRows and kDims: a row's result depends on its own query and keys only.
+// kType is the cache's row type (kv.layer.type).
 template <int kRows, int kDims, TensorType kType>
 __global__ void __launch_bounds__(kAttentionSplit * kWarp)
     AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, int64_t n_rows,
                     float* out) {
   __shared__ float split_max[kAttentionSplit], split_sum[kAttentionSplit];
   __shared__ float split_acc[kAttentionSplit][kMaxCudaHeadDim];
+  __shared__ __align__(16) float queries[kRows][kMaxCudaHeadDim];
   const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t t0 = blockIdx.x / s.n_head * kRows, h = blockIdx.x % s.n_head;
   const int rows = static_cast<int>(min(static_cast<int64_t>(kRows), n_rows - t0));
   const int64_t kvh = h / (s.n_head / s.n_head_kv);
   const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
-  // Everything below is the same for every thread of the block, so whole
-  // warps take each branch and reach each shuffle and barrier together.
-  float qv[kRows][kDims];
-  SoftmaxState<kDims> st[kRows];
+  // The queries, zero past head_dim and for rows past the batch's end.
+  for (int i = threadIdx.x; i < kRows * kMaxCudaHeadDim; i += blockDim.x) {
+    const int r = i / kMaxCudaHeadDim, e = i % kMaxCudaHeadDim;
+    queries[r][e] = r < rows && e < s.head_dim ? q[((t0 + r) * s.n_head + h) * s.head_dim + e] : 0.0f;
+  }
+  // Everything below but the lanes' keys is the same for every thread of
+  // the block, so whole warps take each branch and reach each shuffle and
+  // barrier together.
   int64_t last[kRows];
-  int64_t longest = -1, shortest = INT64_MAX;
+  int64_t longest = -1;
   bool one_sequence = true;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     last[r] = -1;
-#pragma unroll
-    for (int d = 0; d < kDims; ++d) qv[r][d] = 0;
     if (r >= rows) continue;
     last[r] = positions[t0 + r];
     longest = max(longest, last[r]);
-    shortest = min(shortest, last[r]);
     one_sequence = one_sequence && kv.table_start[t0 + r] == kv.table_start[t0];
-    const float* qh = q + ((t0 + r) * s.n_head + h) * s.head_dim;
-#pragma unroll
-    for (int d = 0; d < kDims; ++d) {
-      const int64_t e = lane + d * kWarp;
-      if (d < dims && e < s.head_dim) qv[r][d] = qh[e];
-    }
   }
-  float k[kDims], v[kDims];
+  __syncthreads();
+  SoftmaxStates<kRows, kDims> st;
+  constexpr int64_t kStride = static_cast<int64_t>(kKeyTile) * kAttentionSplit;
   if (one_sequence) {
-    // Each row takes its keys in order, as one row alone would: first
-    // those every row of the block has (no branch between the rows, so
-    // their work interleaves; rows past the batch's end compute with a
-    // zero query and are not stored), then the rest up to each row's own.
-    int64_t j = split;
-    for (; j <= shortest; j += kAttentionSplit) {
-      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
+    const float* qs[kRows];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) AttendKey(st[r], qv[r], k, v, dims, s.scale);
-    }
-    for (; j <= longest; j += kAttentionSplit) {
-      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-      LoadHead<kType>(KvRow(kv, t0, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        if (j <= last[r]) AttendKey(st[r], qv[r], k, v, dims, s.scale);
-      }
+    for (int r = 0; r < kRows; ++r) qs[r] = queries[r];
+    for (int64_t base = static_cast<int64_t>(split) * kKeyTile; base <= longest; base += kStride) {
+      AttendTile<kType>(kv, t0, base, s, kvh, lane, dims, qs, last, st);
     }
   } else {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      for (int64_t j = split; j <= last[r]; j += kAttentionSplit) {
-        LoadHead<kType>(KvRow(kv, t0 + r, j, kv.layer.k_offset), s.head_dim, kvh, lane, dims, k);
-        LoadHead<kType>(KvRow(kv, t0 + r, j, kv.layer.v_offset), s.head_dim, kvh, lane, dims, v);
-        AttendKey(st[r], qv[r], k, v, dims, s.scale);
+      const float* qs[1] = {queries[r]};
+      const int64_t last_r[1] = {last[r]};
+      SoftmaxStates<1, kDims> one;
+      for (int64_t base = static_cast<int64_t>(split) * kKeyTile; base <= last[r]; base += kStride) {
+        AttendTile<kType>(kv, t0 + r, base, s, kvh, lane, dims, qs, last_r, one);
       }
+      st.max[r] = one.max[0];
+      st.sum[r] = one.sum[0];
+#pragma unroll
+      for (int d = 0; d < kDims; ++d) st.acc[r][d] = one.acc[0][d];
     }
   }
   // The warps' states meet in shared memory one row at a time.
@@ -528,13 +647,13 @@ __global__ void __launch_bounds__(kAttentionSplit * kWarp)
   for (int r = 0; r < kRows; ++r) {
     if (r >= rows) break;
     if (lane == 0) {
-      split_max[split] = st[r].max;
-      split_sum[split] = st[r].sum;
+      split_max[split] = st.max[r];
+      split_sum[split] = st.sum[r];
     }
 #pragma unroll
     for (int d = 0; d < kDims; ++d) {
       const int64_t e = lane + d * kWarp;
-      if (d < dims && e < s.head_dim) split_acc[split][e] = st[r].acc[d];
+      if (d < dims && e < s.head_dim) split_acc[split][e] = st.acc[r][d];
     }
     __syncthreads();
     if (split == 0) {
