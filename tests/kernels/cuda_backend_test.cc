@@ -86,14 +86,28 @@ bool NoGpu(std::string* why) {
   return true;
 }
 
-TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
-  std::string why;
-  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
-  absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
-  ASSERT_TRUE(made.ok()) << made.status();
-  Backend& gpu = **made;
-  std::unique_ptr<Backend> cpu = MakeCpuBackend(2);
-  Gpu mem(gpu);
+// A CUDA backend on the first GPU (the test skips without one), the CPU
+// backend to compare with, and host arrays on the GPU.
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
+    absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
+    ASSERT_TRUE(made.ok()) << made.status();
+    gpu_ = std::move(*made);
+    mem_ = std::make_unique<Gpu>(*gpu_);
+  }
+
+  std::unique_ptr<Backend> gpu_;
+  std::unique_ptr<Backend> cpu_ = MakeCpuBackend(2);
+  std::unique_ptr<Gpu> mem_;  // Its buffers go before the backends.
+};
+
+TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
+  Backend& gpu = *gpu_;
+  Backend* cpu = cpu_.get();
+  Gpu& mem = *mem_;
   EXPECT_FALSE(gpu.SharesHostMemory());
 
   // Matmuls of every supported type, and GetRows of the same tables; 45
@@ -304,14 +318,10 @@ TEST(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 // sequence A (so some blocks hold rows of both), head dims whose blocks
 // take 8, 4 and 2 rows (64, 128, 256) and one not a multiple of 32 (80),
 // each cache row type.
-TEST(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
-  std::string why;
-  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
-  absl::StatusOr<std::unique_ptr<Backend>> made = MakeCudaBackend(0);
-  ASSERT_TRUE(made.ok()) << made.status();
-  Backend& gpu = **made;
-  std::unique_ptr<Backend> cpu = MakeCpuBackend(2);
-  Gpu mem(gpu);
+TEST_F(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
+  Backend& gpu = *gpu_;
+  Backend* cpu = cpu_.get();
+  Gpu& mem = *mem_;
   for (const int64_t dim : {64, 128, 256, 80}) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;
@@ -380,9 +390,7 @@ std::unique_ptr<Backend> MakeGpuWithGraphs(const char* graphs) {
 // backend and as a CUDA graph on another, the same bits every time, with
 // new inputs in the same buffers (what a graph must read afresh) and,
 // last, a buffer at another address (arguments the graph must update).
-TEST(CudaBackendTest, GraphsRunWhatTheOpsSay) {
-  std::string why;
-  if (NoGpu(&why)) GTEST_SKIP() << "no GPU to test the CUDA backend on (" << why << ")";
+TEST_F(CudaBackendTest, GraphsRunWhatTheOpsSay) {
   const int64_t n = 256, rows = 3;
   std::vector<uint8_t> w(static_cast<size_t>(n) * (n / BlockQ8_0::kElems) * sizeof(BlockQ8_0));
   const std::vector<float> wf = Gaussian(n * n, 5);

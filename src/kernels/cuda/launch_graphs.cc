@@ -48,7 +48,8 @@ bool LaunchList::SameShapes(const LaunchList& other) const {
   return true;
 }
 
-bool LaunchList::SameArgs(const LaunchList& other, size_t i) const {
+template <typename F>
+bool LaunchList::ForEachArgPair(const LaunchList& other, size_t i, F&& f) const {
   const Launch& a = launches_[i];
   const Launch& b = other.launches_[i];
   SWIFTLET_CHECK(a.shape.kernel == b.shape.kernel && a.n_args == b.n_args);
@@ -56,21 +57,22 @@ bool LaunchList::SameArgs(const LaunchList& other, size_t i) const {
     const Arg& x = args_[a.first_arg + k];
     const Arg& y = other.args_[b.first_arg + k];
     SWIFTLET_CHECK(x.size == y.size);  // One kernel, one parameter list.
-    if (std::memcmp(bytes_.data() + x.offset, other.bytes_.data() + y.offset, x.size) != 0) return false;
+    if (!f(x.offset, other.bytes_.data() + y.offset, x.size)) return false;
   }
   return true;
 }
 
+bool LaunchList::SameArgs(const LaunchList& other, size_t i) const {
+  return ForEachArgPair(other, i, [&](uint32_t offset, const std::byte* theirs, uint32_t size) {
+    return std::memcmp(bytes_.data() + offset, theirs, size) == 0;
+  });
+}
+
 void LaunchList::CopyArgs(const LaunchList& other, size_t i) {
-  const Launch& a = launches_[i];
-  const Launch& b = other.launches_[i];
-  SWIFTLET_CHECK(a.shape.kernel == b.shape.kernel && a.n_args == b.n_args);
-  for (uint32_t k = 0; k < a.n_args; ++k) {
-    const Arg& x = args_[a.first_arg + k];
-    const Arg& y = other.args_[b.first_arg + k];
-    SWIFTLET_CHECK(x.size == y.size);
-    std::memcpy(bytes_.data() + x.offset, other.bytes_.data() + y.offset, x.size);
-  }
+  ForEachArgPair(other, i, [&](uint32_t offset, const std::byte* theirs, uint32_t size) {
+    std::memcpy(bytes_.data() + offset, theirs, size);
+    return true;
+  });
 }
 
 void** LaunchList::ArgPointers(size_t i) {

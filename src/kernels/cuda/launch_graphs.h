@@ -82,6 +82,10 @@ class LaunchList {
   struct Arg {
     uint32_t offset = 0, size = 0;
   };
+  // f(offset of an argument of launch i here, its bytes in `other`, size)
+  // for each argument while f says true (launch i of both the same kernel).
+  template <typename F>
+  bool ForEachArgPair(const LaunchList& other, size_t i, F&& f) const;
   std::vector<Launch> launches_;
   std::vector<Arg> args_;
   std::vector<std::byte> bytes_;  // operator new's alignment (16) or more.
