@@ -266,8 +266,7 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 
   // StoreKv then Attention over a paged cache: 3 rows of two sequences
   // (blocks of 16 positions, tables out of order), F32, F16 and Q8_0 rows;
-  // contexts of 41, 21 and 18 keys, so each of the kernel's 8 warps has
-  // several and the largest score is seldom warp 0's.
+  // contexts of 41, 21 and 18 keys (longer ones: AChunksRowsGetTheBitsTheyGetAlone).
   for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
     SCOPED_TRACE(NameOf(type));
     const int64_t heads = 4, kv_heads = 2, dim = 128, kv_dim = kv_heads * dim, block_rows = 16, blocks = 6;
@@ -314,38 +313,51 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 // Attention of a prompt chunk's rows, which the kernel gives several to a
 // block when KvBatch says a sequence has that many rows (reading each key
 // once for all), must give each row the bits it gets one to a block, and
-// the CPU's values: 3 decode rows of sequence B then 12 chunk rows of
-// sequence A (so some blocks hold rows of both), head dims whose blocks
-// take 8, 4 and 2 rows (64, 128, 256) and one not a multiple of 32 (80),
-// each cache row type.
+// the CPU's values: 3 decode rows of sequence B (at positions 0, 31 and
+// 19: one warp's tile or part of one) then 12 rows of sequence A at
+// positions up to 1,100 (each of the kernel's 8 warps takes several tiles
+// of 32 keys, so states are rescaled and merged), so some blocks hold rows
+// of both; head dims whose blocks take 8, 4 and 2 rows (64, 128, 256), one
+// not a multiple of 32 (80) and one not of 4 (66, whose heads are not
+// 8-byte aligned either); each cache row type. Cache bytes no position
+// wrote are 0xFF (NaN in every type): a key past a row's position must
+// never be read.
 TEST_F(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
   Backend& gpu = *gpu_;
   Backend* cpu = cpu_.get();
   Gpu& mem = *mem_;
-  for (const int64_t dim : {64, 128, 256, 80}) {
+  for (const int64_t dim : {64, 128, 256, 80, 66}) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;
       SCOPED_TRACE(std::string(NameOf(type)) + " head_dim " + std::to_string(dim));
-      const int64_t heads = 4, kv_heads = 2, kv_dim = kv_heads * dim, block_rows = 16, blocks = 5;
+      const int64_t heads = 4, kv_heads = 2, kv_dim = kv_heads * dim, block_rows = 16;
+      const int32_t a_positions = 1101, b_positions = 32;
+      const int64_t a_blocks = (a_positions + block_rows - 1) / block_rows, b_blocks = 2;
+      const int64_t blocks = a_blocks + b_blocks + 1;  // One never used.
       const size_t row_bytes =
           type == TensorType::kQ8_0 ? kv_dim / 32 * 34 : kv_dim * (type == TensorType::kF16 ? 2 : 4);
       const size_t run = block_rows * row_bytes;
-      std::vector<uint8_t> cache(blocks * 2 * run, 0);
+      std::vector<uint8_t> cache(blocks * 2 * run, 0xFF);
       const KvLayer host_layer{cache.data(), 2 * run, 0, run, block_rows, row_bytes, type};
-      const std::vector<int32_t> tables = {4, 0, 2, 1, 3};  // A: {4, 0, 2}; B: {1, 3}.
-      // A's positions 0..39 and B's 0..19, written by the CPU.
-      for (int32_t p = 0; p < 40; ++p) {
+      // A's blocks in reverse order, then B's.
+      std::vector<int32_t> tables;
+      for (int64_t b = a_blocks; b > 0; --b) tables.push_back(static_cast<int32_t>(b));
+      tables.push_back(static_cast<int32_t>(a_blocks + 1));
+      tables.push_back(0);
+      const int32_t b_start = static_cast<int32_t>(a_blocks);
+      for (int32_t p = 0; p < a_positions; ++p) {
         for (int seq = 0; seq < 2; ++seq) {
-          if (seq == 1 && p >= 20) continue;
+          if (seq == 1 && p >= b_positions) continue;
           const std::vector<float> k = Gaussian(kv_dim, 300 + p * 2 + seq), v = Gaussian(kv_dim, 400 + p * 2 + seq);
-          const std::vector<int32_t> one_pos = {p}, one_start = {seq == 0 ? 0 : 3};
+          const std::vector<int32_t> one_pos = {p}, one_start = {seq == 0 ? 0 : b_start};
           cpu->StoreKv(k.data(), v.data(), 1, one_pos.data(), {host_layer, tables.data(), one_start.data()}, kv_dim);
         }
       }
       uint8_t* dev_cache = mem.Put(cache);
       const KvLayer dev_layer{dev_cache, 2 * run, 0, run, block_rows, row_bytes, type};
-      std::vector<int32_t> pos = {19, 12, 5}, start = {3, 3, 3};  // B's decode rows (one sequence's, not a chunk).
-      for (int32_t p = 28; p < 40; ++p) {
+      // B's rows (one sequence's, not a chunk), then A's.
+      std::vector<int32_t> pos = {0, 31, 19}, start = {b_start, b_start, b_start};
+      for (int32_t p : {1100, 1099, 700, 511, 257, 256, 255, 31, 0, 32, 1000, 600}) {
         pos.push_back(p);
         start.push_back(0);
       }

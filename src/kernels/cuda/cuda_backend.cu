@@ -559,7 +559,8 @@ __device__ void AttendTile(const KvBatch& kv, int64_t t, int64_t base, const Att
     st.max[n] = new_max;
   }
   // The values, key by key; a row skips keys past its last (their cache
-  // rows may hold anything).
+  // rows may hold anything) and keys of weight 0 (so an F16 value stored
+  // as inf adds nothing rather than NaN).
   const int keys = static_cast<int>(min(static_cast<int64_t>(kKeyTile), tile_last - base + 1));
   for (int i = 0; i < keys; ++i) {
     float v[kDims];
@@ -568,7 +569,7 @@ __device__ void AttendTile(const KvBatch& kv, int64_t t, int64_t base, const Att
 #pragma unroll
     for (int n = 0; n < kN; ++n) {
       const float pi = __shfl_sync(0xffffffffu, p[n], i);
-      if (base + i > last[n]) continue;
+      if (base + i > last[n] || pi == 0.0f) continue;
 #pragma unroll
       for (int d = 0; d < kDims; ++d) st.acc[n][d] = st.acc[n][d] + pi * v[d];
     }
@@ -872,8 +873,8 @@ class CudaBackend final : public Backend {
     const int64_t dims = (shape.head_dim + kWarp - 1) / kWarp;
     // A prompt chunk's rows a few to a block, reading each key once for
     // all of them: as many as fit in 128 registers a thread (two blocks an
-    // SM; the widest heads' two rows take 159). Decode rows, each of its
-    // own sequence, one to a block. The same results either way.
+    // SM). Decode rows, each of its own sequence, one to a block. The same
+    // results either way.
     const bool chunks = kv.rows_per_sequence >= 8;
     if (dims <= 2) {
       chunks ? LaunchAttention<8, 2>(q, n_rows, positions, kv, shape, out)
