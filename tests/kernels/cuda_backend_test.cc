@@ -317,20 +317,29 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 // 19: one warp's tile or part of one) then 12 rows of sequence A at
 // positions up to 1,100 (each of the kernel's 8 warps takes several tiles
 // of 32 keys, so states are rescaled and merged), so some blocks hold rows
-// of both; head dims whose blocks take 8, 4 and 2 rows (64, 128, 256), one
-// not a multiple of 32 (80) and one not of 4 (66, whose heads are not
-// 8-byte aligned either); each cache row type. Cache bytes no position
+// of both; head dims of 64, 128 and 256, one not a multiple of 32 (80) and
+// one not of 4 (66, whose heads are not 8-byte aligned either); groups of
+// 1, 2, 4 and 7 query heads a KV head; each cache row type. Cache bytes no position
 // wrote are 0xFF (NaN in every type): a key past a row's position must
 // never be read.
 TEST_F(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
   Backend& gpu = *gpu_;
   Backend* cpu = cpu_.get();
   Gpu& mem = *mem_;
-  for (const int64_t dim : {64, 128, 256, 80, 66}) {
+  struct Heads {
+    int64_t dim, heads, kv_heads;
+  };
+  // Groups of 2 query heads a KV head at every width; at 128 also none
+  // (1), 7 (two blocks a KV head, the second with a slot empty) and 4.
+  std::vector<Heads> shapes;
+  for (const int64_t dim : {64, 128, 256, 80, 66}) shapes.push_back({dim, 4, 2});
+  for (const auto& [heads, kv_heads] : {std::pair{3, 3}, {7, 1}, {8, 2}}) shapes.push_back({128, heads, kv_heads});
+  for (const auto& [dim, heads, kv_heads] : shapes) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;
-      SCOPED_TRACE(std::string(NameOf(type)) + " head_dim " + std::to_string(dim));
-      const int64_t heads = 4, kv_heads = 2, kv_dim = kv_heads * dim, block_rows = 16;
+      SCOPED_TRACE(std::string(NameOf(type)) + " head_dim " + std::to_string(dim) + " heads " +
+                   std::to_string(heads) + "/" + std::to_string(kv_heads));
+      const int64_t kv_dim = kv_heads * dim, block_rows = 16;
       const int32_t a_positions = 1101, b_positions = 32;
       const int64_t a_blocks = (a_positions + block_rows - 1) / block_rows, b_blocks = 2;
       const int64_t blocks = a_blocks + b_blocks + 1;  // One never used.

@@ -576,85 +576,100 @@ __device__ void AttendTile(const KvBatch& kv, int64_t t, int64_t base, const Att
   }
 }
 
-// One block of kAttentionSplit warps per (kRows consecutive batch rows,
-// query head h). For each row, warp w takes the tiles of 32 keys
-// 32 w, 32 (w + 8), ... up to the row's position, in order (AttendTile:
-// keys across lanes), each lane then holding kDims of the head's output
-// dimensions (head_dim <= 32 kDims); then the warps' states merge in order
-// w = 0, 1, ... (warp 0 always has key 0). Rows of one sequence (a prompt
-// chunk: the same block table) read each key once for all of them; rows of
-// different sequences take their keys one row after another. Either way
-// each (row, head) sees the same operations in the same order, whatever
-// kRows and kDims: a row's result depends on its own query and keys only.
-// kType is the cache's row type (kv.layer.type).
-template <int kRows, int kDims, TensorType kType>
-__global__ void __launch_bounds__(kAttentionSplit * kWarp)
+// How AttentionKernel's blocks divide the work: each takes up to kSlots
+// (row, query head) pairs, `rows` consecutive batch rows times `heads`
+// consecutive query heads of one KV head (rows * heads <= kSlots). The
+// pairs share their keys' reads: the query heads of a KV head always, the
+// rows when they are one sequence's (a prompt chunk).
+struct AttentionBlocks {
+  int64_t rows = 1, heads = 1;
+  int64_t row_groups = 1, head_groups = 1;  // Per KV head: groups of `heads`.
+};
+
+// One block of kAttentionSplit warps per (rows, KV head, group of its
+// query heads): kSlots (row, query head) pairs (AttentionBlocks). For each
+// pair, warp w takes the tiles of 32 keys 32 w, 32 (w + 8), ... up to the
+// row's position, in order (AttendTile: keys across lanes), each lane then
+// holding kDims of the head's output dimensions (head_dim <= 32 kDims);
+// then the warps' states merge in order w = 0, 1, ... (warp 0 always has
+// key 0). Pairs whose rows are one sequence's read each key once for all;
+// rows of different sequences take their keys one row after another, the
+// others' pairs masked out. Either way each pair sees the same operations
+// in the same order, whatever the block's shape: a row's result depends on
+// its own query and keys only. kType is the cache's row type.
+template <int kSlots, int kDims, TensorType kType>
+__global__ void __launch_bounds__(kAttentionSplit * kWarp, 2)
     AttentionKernel(const float* q, const int32_t* positions, KvBatch kv, AttentionShape s, int64_t n_rows,
-                    float* out) {
+                    AttentionBlocks shape, float* out) {
   __shared__ float split_max[kAttentionSplit], split_sum[kAttentionSplit];
   __shared__ float split_acc[kAttentionSplit][kMaxCudaHeadDim];
-  __shared__ __align__(16) float queries[kRows][kMaxCudaHeadDim];
+  __shared__ __align__(16) float queries[kSlots][kMaxCudaHeadDim];
   const int split = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int64_t t0 = blockIdx.x / s.n_head * kRows, h = blockIdx.x % s.n_head;
-  const int rows = static_cast<int>(min(static_cast<int64_t>(kRows), n_rows - t0));
-  const int64_t kvh = h / (s.n_head / s.n_head_kv);
+  const int64_t group = s.n_head / s.n_head_kv;
+  int64_t block = blockIdx.x;
+  const int64_t head_group = block % shape.head_groups;
+  block /= shape.head_groups;
+  const int64_t kvh = block % s.n_head_kv;
+  const int64_t t0 = block / s.n_head_kv * shape.rows;
+  const int64_t h0 = kvh * group + head_group * shape.heads;
   const int dims = static_cast<int>((s.head_dim + kWarp - 1) / kWarp);
-  // The queries, zero past head_dim and for rows past the batch's end.
-  for (int i = threadIdx.x; i < kRows * kMaxCudaHeadDim; i += blockDim.x) {
-    const int r = i / kMaxCudaHeadDim, e = i % kMaxCudaHeadDim;
-    queries[r][e] = r < rows && e < s.head_dim ? q[((t0 + r) * s.n_head + h) * s.head_dim + e] : 0.0f;
+  // Slot n is row t0 + n / heads, query head h0 + n % heads, where both
+  // exist (the batch's and the group's ends).
+  auto row_of = [&](int n) { return t0 + n / shape.heads; };
+  auto head_of = [&](int n) { return h0 + n % shape.heads; };
+  auto exists = [&](int n) {
+    return n < shape.rows * shape.heads && row_of(n) < n_rows && head_of(n) < (kvh + 1) * group;
+  };
+  // The queries, zero past head_dim and for slots that do not exist.
+  for (int i = threadIdx.x; i < kSlots * kMaxCudaHeadDim; i += blockDim.x) {
+    const int n = i / kMaxCudaHeadDim, e = i % kMaxCudaHeadDim;
+    queries[n][e] = exists(n) && e < s.head_dim ? q[(row_of(n) * s.n_head + head_of(n)) * s.head_dim + e] : 0.0f;
   }
   // Everything below but the lanes' keys is the same for every thread of
   // the block, so whole warps take each branch and reach each shuffle and
   // barrier together.
-  int64_t last[kRows];
-  int64_t longest = -1;
+  int64_t last[kSlots];
   bool one_sequence = true;
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    last[r] = -1;
-    if (r >= rows) continue;
-    last[r] = positions[t0 + r];
-    longest = max(longest, last[r]);
-    one_sequence = one_sequence && kv.table_start[t0 + r] == kv.table_start[t0];
+  for (int n = 0; n < kSlots; ++n) {
+    last[n] = -1;
+    if (!exists(n)) continue;
+    last[n] = positions[row_of(n)];
+    one_sequence = one_sequence && kv.table_start[row_of(n)] == kv.table_start[t0];
   }
   __syncthreads();
-  SoftmaxStates<kRows, kDims> st;
+  const float* qs[kSlots];
+#pragma unroll
+  for (int n = 0; n < kSlots; ++n) qs[n] = queries[n];
+  SoftmaxStates<kSlots, kDims> st;
   constexpr int64_t kStride = static_cast<int64_t>(kKeyTile) * kAttentionSplit;
-  if (one_sequence) {
-    const float* qs[kRows];
+  // Each pass takes the pairs of one sequence's table (all of them, or one
+  // row's), the others masked out (last -1: they see no keys).
+  const int64_t passes = one_sequence ? 1 : min(shape.rows, n_rows - t0);
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    int64_t mine[kSlots];
+    int64_t longest = -1;
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) qs[r] = queries[r];
-    for (int64_t base = static_cast<int64_t>(split) * kKeyTile; base <= longest; base += kStride) {
-      AttendTile<kType>(kv, t0, base, s, kvh, lane, dims, qs, last, st);
+    for (int n = 0; n < kSlots; ++n) {
+      mine[n] = one_sequence || n / shape.heads == pass ? last[n] : -1;
+      longest = max(longest, mine[n]);
     }
-  } else {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const float* qs[1] = {queries[r]};
-      const int64_t last_r[1] = {last[r]};
-      SoftmaxStates<1, kDims> one;
-      for (int64_t base = static_cast<int64_t>(split) * kKeyTile; base <= last[r]; base += kStride) {
-        AttendTile<kType>(kv, t0 + r, base, s, kvh, lane, dims, qs, last_r, one);
-      }
-      st.max[r] = one.max[0];
-      st.sum[r] = one.sum[0];
-#pragma unroll
-      for (int d = 0; d < kDims; ++d) st.acc[r][d] = one.acc[0][d];
+    for (int64_t base = static_cast<int64_t>(split) * kKeyTile; base <= longest; base += kStride) {
+      AttendTile<kType>(kv, t0 + pass, base, s, kvh, lane, dims, qs, mine, st);
     }
   }
-  // The warps' states meet in shared memory one row at a time.
+  // The warps' states meet in shared memory one pair at a time.
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    if (r >= rows) break;
+  for (int n = 0; n < kSlots; ++n) {
+    if (!exists(n)) continue;
     if (lane == 0) {
-      split_max[split] = st.max[r];
-      split_sum[split] = st.sum[r];
+      split_max[split] = st.max[n];
+      split_sum[split] = st.sum[n];
     }
 #pragma unroll
     for (int d = 0; d < kDims; ++d) {
       const int64_t e = lane + d * kWarp;
-      if (d < dims && e < s.head_dim) split_acc[split][e] = st.acc[r][d];
+      if (d < dims && e < s.head_dim) split_acc[split][e] = st.acc[n][d];
     }
     __syncthreads();
     if (split == 0) {
@@ -666,7 +681,7 @@ __global__ void __launch_bounds__(kAttentionSplit * kWarp)
         weight[w] = expf(split_max[w] - m);  // 0 for a warp without keys.
         total += split_sum[w] * weight[w];
       }
-      float* o = out + ((t0 + r) * s.n_head + h) * s.head_dim;
+      float* o = out + (row_of(n) * s.n_head + head_of(n)) * s.head_dim;
       for (int d = 0; d < dims; ++d) {
         const int64_t e = lane + d * kWarp;
         if (e >= s.head_dim) continue;
@@ -871,20 +886,12 @@ class CudaBackend final : public Backend {
     SWIFTLET_CHECK(shape.head_dim <= kMaxCudaHeadDim);
     if (n_rows == 0) return;
     const int64_t dims = (shape.head_dim + kWarp - 1) / kWarp;
-    // A prompt chunk's rows a few to a block, reading each key once for
-    // all of them: as many as fit in 128 registers a thread (two blocks an
-    // SM). Decode rows, each of its own sequence, one to a block. The same
-    // results either way.
-    const bool chunks = kv.rows_per_sequence >= 8;
     if (dims <= 2) {
-      chunks ? LaunchAttention<8, 2>(q, n_rows, positions, kv, shape, out)
-             : LaunchAttention<1, 2>(q, n_rows, positions, kv, shape, out);
+      LaunchAttention<2>(q, n_rows, positions, kv, shape, out);
     } else if (dims <= 4) {
-      chunks ? LaunchAttention<4, 4>(q, n_rows, positions, kv, shape, out)
-             : LaunchAttention<1, 4>(q, n_rows, positions, kv, shape, out);
+      LaunchAttention<4>(q, n_rows, positions, kv, shape, out);
     } else {
-      chunks ? LaunchAttention<2, 8>(q, n_rows, positions, kv, shape, out)
-             : LaunchAttention<1, 8>(q, n_rows, positions, kv, shape, out);
+      LaunchAttention<8>(q, n_rows, positions, kv, shape, out);
     }
   }
 
@@ -971,25 +978,51 @@ class CudaBackend final : public Backend {
     return &quantized_;
   }
 
-  template <int kRows, int kDims>
+  // Attention's blocks: a KV head's query heads together (up to 4: what
+  // 128 registers a thread hold, two blocks an SM), and where a sequence
+  // has a prompt chunk's rows (KvBatch's hint), as many rows as fill the
+  // slots left. Decode rows, each of its own
+  // sequence, one to a block. The same results any way (AttentionKernel).
+  template <int kDims>
   void LaunchAttention(const float* q, int64_t n_rows, const int32_t* positions, const KvBatch& kv,
                        const AttentionShape& shape, float* out) {
-    const int64_t blocks = (n_rows + kRows - 1) / kRows * shape.n_head;
-    SWIFTLET_CHECK(blocks < (int64_t{1} << 31));  // gridDim.x's limit.
-    // The hint is the host's (it chose kRows): not an argument whose every
-    // change would update a graph's node.
-    KvBatch rows = kv;
-    rows.rows_per_sequence = 0;
+    constexpr int64_t kMaxSlots = 4;
+    const int64_t group = shape.n_head / shape.n_head_kv;
+    AttentionBlocks blocks;
+    blocks.heads = std::min(group, kMaxSlots);
+    blocks.rows = kv.rows_per_sequence >= 8 ? std::max<int64_t>(1, kMaxSlots / blocks.heads) : 1;
+    blocks.row_groups = (n_rows + blocks.rows - 1) / blocks.rows;
+    blocks.head_groups = (group + blocks.heads - 1) / blocks.heads;
+    const int64_t slots = blocks.rows * blocks.heads;
+    const int64_t grid = blocks.row_groups * shape.n_head_kv * blocks.head_groups;
+    SWIFTLET_CHECK(grid < (int64_t{1} << 31));  // gridDim.x's limit.
+    // The hint is the host's (it chose the blocks): not an argument whose
+    // every change would update a graph's node.
+    KvBatch batch = kv;
+    batch.rows_per_sequence = 0;
     auto launch = [&](auto kernel) {
-      queue_->Launch("Attention", kernel, static_cast<unsigned>(blocks), kAttentionSplit * kWarp, 0, q, positions,
-                     rows, shape, n_rows, out);
+      queue_->Launch("Attention", kernel, static_cast<unsigned>(grid), kAttentionSplit * kWarp, 0, q, positions,
+                     batch, shape, n_rows, blocks, out);
     };
-    switch (kv.layer.type) {
-      case TensorType::kF16: launch(AttentionKernel<kRows, kDims, TensorType::kF16>); break;
-      case TensorType::kQ8_0: launch(AttentionKernel<kRows, kDims, TensorType::kQ8_0>); break;
-      default:
-        SWIFTLET_CHECK(kv.layer.type == TensorType::kF32);  // kv/kv_row.h's types.
-        launch(AttentionKernel<kRows, kDims, TensorType::kF32>);
+    // The fewest slots that hold the block's pairs: each slot costs every
+    // lane a dot product per key.
+    auto with_slots = [&]<int kSlots>() {
+      switch (kv.layer.type) {
+        case TensorType::kF16: launch(AttentionKernel<kSlots, kDims, TensorType::kF16>); break;
+        case TensorType::kQ8_0: launch(AttentionKernel<kSlots, kDims, TensorType::kQ8_0>); break;
+        default:
+          SWIFTLET_CHECK(kv.layer.type == TensorType::kF32);  // kv/kv_row.h's types.
+          launch(AttentionKernel<kSlots, kDims, TensorType::kF32>);
+      }
+    };
+    if (slots <= 1) {
+      with_slots.template operator()<1>();
+    } else if (slots <= 2) {
+      with_slots.template operator()<2>();
+    } else if (slots <= 4) {
+      with_slots.template operator()<4>();
+    } else {
+      SWIFTLET_CHECK(false);  // kMaxSlots holds every block's pairs.
     }
   }
 
