@@ -319,7 +319,7 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 // of 32 keys, so states are rescaled and merged), so some blocks hold rows
 // of both; head dims of 64, 128 and 256, one not a multiple of 32 (80) and
 // one not of 4 (66, whose heads are not 8-byte aligned either); groups of
-// 1, 2, 4 and 7 query heads a KV head; each cache row type. Cache bytes no position
+// 1, 2, 3, 4, 5 and 7 query heads a KV head; each cache row type. Cache bytes no position
 // wrote are 0xFF (NaN in every type): a key past a row's position must
 // never be read.
 TEST_F(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
@@ -329,11 +329,13 @@ TEST_F(CudaBackendTest, AChunksRowsGetTheBitsTheyGetAlone) {
   struct Heads {
     int64_t dim, heads, kv_heads;
   };
-  // Groups of 2 query heads a KV head at every width; at 128 also none
-  // (1), 7 (two blocks a KV head, the second with a slot empty) and 4.
+  // Groups of 2 query heads a KV head at every width; at 128 also 1, 3
+  // (a block with a slot empty), 4, 5 and 7 (two blocks a KV head).
   std::vector<Heads> shapes;
   for (const int64_t dim : {64, 128, 256, 80, 66}) shapes.push_back({dim, 4, 2});
-  for (const auto& [heads, kv_heads] : {std::pair{3, 3}, {7, 1}, {8, 2}}) shapes.push_back({128, heads, kv_heads});
+  for (const auto& [heads, kv_heads] : {std::pair{3, 3}, {3, 1}, {8, 2}, {5, 1}, {7, 1}}) {
+    shapes.push_back({128, heads, kv_heads});
+  }
   for (const auto& [dim, heads, kv_heads] : shapes) {
     for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       if (type == TensorType::kQ8_0 && dim % 32 != 0) continue;

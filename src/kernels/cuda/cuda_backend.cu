@@ -486,14 +486,16 @@ struct SoftmaxStates {
 };
 
 // One warp's step over the tile of keys base .. base + 31 of row t's
-// sequence for kN rows of it (queries qs[n], in shared memory and padded
-// with zeros to a multiple of 4; row n sees keys up to last[n]). Keys go
-// across lanes: lane i takes key base + i's whole dot product with each
-// query, in order of the dimensions; then, per row, the tile's max (exact
-// in any order), the exps, their sum through a fixed butterfly, and the
-// values' weighted sum over the tile's keys in order. Every operation on a
-// row's state is the same whatever kN and whichever rows share the call,
-// so a row's result depends on its own query and keys only.
+// sequence (KV head kvh) for kN (row, query head) pairs (queries qs[n], in
+// shared memory and padded with zeros to a multiple of 4; pair n sees keys
+// up to last[n], none when it is -1: another row's pair, or none at all,
+// whose state stays as it was). Keys go across lanes: lane i takes key
+// base + i's whole dot product with each query, in order of the
+// dimensions; then, per pair, the tile's max (exact in any order), the
+// exps, their sum through a fixed butterfly, and the values' weighted sum
+// over the tile's keys in order. Every operation on a pair's state is the
+// same whatever kN and whichever pairs share the call, so a row's result
+// depends on its own query and keys only.
 template <TensorType kType, int kN, int kDims>
 __device__ void AttendTile(const KvBatch& kv, int64_t t, int64_t base, const AttentionShape& s, int64_t kvh,
                            int lane, int dims, const float* const (&qs)[kN], const int64_t (&last)[kN],
@@ -989,7 +991,8 @@ class CudaBackend final : public Backend {
     constexpr int64_t kMaxSlots = 4;
     const int64_t group = shape.n_head / shape.n_head_kv;
     AttentionBlocks blocks;
-    blocks.heads = std::min(group, kMaxSlots);
+    // A group of more than kMaxSlots heads in even blocks (5: 3 + 2).
+    blocks.heads = (group + (group + kMaxSlots - 1) / kMaxSlots - 1) / ((group + kMaxSlots - 1) / kMaxSlots);
     blocks.rows = kv.rows_per_sequence >= 8 ? std::max<int64_t>(1, kMaxSlots / blocks.heads) : 1;
     blocks.row_groups = (n_rows + blocks.rows - 1) / blocks.rows;
     blocks.head_groups = (group + blocks.heads - 1) / blocks.heads;
