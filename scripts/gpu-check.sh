@@ -17,6 +17,10 @@
 # under 8 minutes on an H200 (16 cores).
 #
 #   scripts/gpu-check.sh            # SWIFTLET_GPU_CHECK_SKIP_BUILD=1: reuse build-cuda/
+#
+# SWIFTLET_GPU_CHECK_PARTS="tests" or "bench" runs one half (default both),
+# for a lent machine whose commands are limited to 10 minutes each: the
+# build and tests first, then the benchmarks with the build reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -52,15 +56,18 @@ check() {
   say "$name"
   "$@" || failed+=("$name")
 }
+parts=" ${SWIFTLET_GPU_CHECK_PARTS:-tests bench} "
 one_by_one=(SWIFTLET_CUDA_GRAPHS=0)
-check "every op against the math and the CPU backend (dp4a, one by one)" \
-  env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/kernels/cuda_backend_test
-check "every op against the math and the CPU backend (tensor cores, graphs)" build-cuda/tests/kernels/cuda_backend_test
-check "models on the GPU against the CPU (dp4a, one by one)" \
-  env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
-check "models on the GPU against the CPU (tensor cores, one by one)" \
-  env "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
-check "models on the GPU against the CPU (tensor cores, graphs)" build-cuda/tests/model/cuda_forward_test
+if [[ $parts == *" tests "* ]]; then
+  check "every op against the math and the CPU backend (dp4a, one by one)" \
+    env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/kernels/cuda_backend_test
+  check "every op against the math and the CPU backend (tensor cores, graphs)" build-cuda/tests/kernels/cuda_backend_test
+  check "models on the GPU against the CPU (dp4a, one by one)" \
+    env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
+  check "models on the GPU against the CPU (tensor cores, one by one)" \
+    env "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
+  check "models on the GPU against the CPU (tensor cores, graphs)" build-cuda/tests/model/cuda_forward_test
+fi
 # Benchmarks on what passed.
 kernels=()
 case " ${failed[*]} " in
@@ -73,6 +80,7 @@ esac
 
 models=${TMPDIR:-/tmp}/swiftlet-gpu-check
 mkdir -p "$models"
+[[ $parts == *" bench "* ]] || SWIFTLET_GPU_CHECK_TYPES=" "
 # SWIFTLET_GPU_CHECK_TYPES="Q4_0 Q8_0 Q4_K_M" adds a K mix (its make-model
 # takes minutes: the K-quant scale search).
 for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
