@@ -2,6 +2,7 @@
 // its memory. Private to model/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,15 +15,25 @@
 namespace swiftlet {
 
 // An array in a backend's memory that grows to the largest step seen and is
-// reused afterwards (contents are not kept across a growth).
+// reused afterwards (contents are not kept across a growth). It grows by
+// half again at least: a decode's block tables gain an entry every block of
+// positions, and each move of a GPU buffer waits for the device and changes
+// the pointers its replayed CUDA graphs hold.
 template <typename T>
 class DeviceArray {
  public:
   absl::Status Reserve(Backend& backend, int64_t count) {
     const size_t bytes = static_cast<size_t>(count) * sizeof(T);
-    if (buffer_ != nullptr && buffer_->bytes() >= bytes) return absl::OkStatus();
+    size_t grown = bytes;
+    if (buffer_ != nullptr) {
+      const size_t had = buffer_->bytes();
+      if (had >= bytes) return absl::OkStatus();
+      grown = std::max(bytes, had + had / 2);
+    }
     buffer_.reset();  // Free the old one first: device memory may be tight.
-    buffer_ = backend.Allocate(bytes);
+    buffer_ = backend.Allocate(grown);
+    // Tight memory takes what the step needs and no more.
+    if (buffer_ == nullptr && grown > bytes) buffer_ = backend.Allocate(bytes);
     if (buffer_ == nullptr) {
       return absl::ResourceExhaustedError(
           StrCat("the compute device is out of memory for a step buffer of ", bytes, " bytes"));
@@ -30,6 +41,7 @@ class DeviceArray {
     return absl::OkStatus();
   }
   T* data() { return reinterpret_cast<T*>(buffer_->data()); }
+  size_t capacity() const { return buffer_ == nullptr ? 0 : buffer_->bytes() / sizeof(T); }
 
  private:
   std::unique_ptr<DeviceBuffer> buffer_;

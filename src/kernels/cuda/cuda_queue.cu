@@ -103,15 +103,20 @@ void CudaQueue::FlushLocked() {
   pending_.Clear();
 }
 
+std::unique_lock<std::mutex> CudaQueue::LockInOrder() {
+  std::unique_lock<std::mutex> lock(mu_);
+  FlushLocked();
+  CheckCuda(cudaSetDevice(device_), "select the device");
+  return lock;
+}
+
 void CudaQueue::Flush() {
   std::lock_guard<std::mutex> lock(mu_);
   FlushLocked();
 }
 
 void CudaQueue::CopyToDevice(void* dst, const void* host_src, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  FlushLocked();
-  CheckCuda(cudaSetDevice(device_), "select the device");
+  const std::unique_lock<std::mutex> lock = LockInOrder();
   if (bytes > kStagingBytes) {
     // Weights, at load: from pageable memory the driver may still be
     // reading the source when the call returns, so wait for it.
@@ -131,9 +136,7 @@ void CudaQueue::CopyToDevice(void* dst, const void* host_src, size_t bytes) {
 }
 
 void CudaQueue::CopyToHost(void* host_dst, const void* src, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  FlushLocked();
-  CheckCuda(cudaSetDevice(device_), "select the device");
+  const std::unique_lock<std::mutex> lock = LockInOrder();
   CheckCuda(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
   WaitLocked();
 }
@@ -144,23 +147,17 @@ void CudaQueue::WaitLocked() {
 }
 
 void CudaQueue::CopyWithin(void* dst, const void* src, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  FlushLocked();
-  CheckCuda(cudaSetDevice(device_), "select the device");
+  const std::unique_lock<std::mutex> lock = LockInOrder();
   CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "copy within the device");
 }
 
 void CudaQueue::Zero(void* dst, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  FlushLocked();
-  CheckCuda(cudaSetDevice(device_), "select the device");
+  const std::unique_lock<std::mutex> lock = LockInOrder();
   CheckCuda(cudaMemsetAsync(dst, 0, bytes, stream_), "zero device memory");
 }
 
 void CudaQueue::Synchronize() {
-  std::lock_guard<std::mutex> lock(mu_);
-  FlushLocked();
-  CheckCuda(cudaSetDevice(device_), "select the device");
+  const std::unique_lock<std::mutex> lock = LockInOrder();
   WaitLocked();
 }
 

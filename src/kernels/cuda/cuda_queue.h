@@ -108,6 +108,9 @@ class CudaQueue {
   }
   void FlushLocked();
   void WaitLocked();
+  // Locks the queue, issues what was recorded (what the caller does next
+  // must follow it) and selects the device for the caller's CUDA calls.
+  std::unique_lock<std::mutex> LockInOrder();
 
   // Small uploads (a step's token ids, positions, block tables) go through
   // pinned memory: the copy is then truly asynchronous, and the caller's

@@ -17,7 +17,7 @@
 //
 // No CUDA here: the policy is plain C++, checked on the CPU with an
 // executor that runs host functions (launch_graphs_test.cc); the CUDA
-// executor is in cuda_backend.cu.
+// executor is in cuda_queue.cu.
 #pragma once
 
 #include <algorithm>
