@@ -10,7 +10,8 @@ Three checks, each naming what is wrong:
 2. The sources. Every `#include "X/..."` in src/F/ names F itself or a
    folder on F's line.
 3. The compiler. For every folder F that has a library, a probe file compiled
-   with the flags of one of F's own sources (from compile_commands.json):
+   with the flags of one of F's own sources (from compile_commands.json; a
+   unity batch of them in a unity build):
    including a header of F itself must compile, and including a header of
    each folder F may not use must fail because the header is not found. So
    the build cannot start leaking include directories (a PUBLIC link, an
@@ -135,12 +136,17 @@ def check_compiler(src, build, layers, problems):
     db_path = os.path.join(build, "compile_commands.json")
     db = json.load(open(db_path, encoding="utf-8"))
     src_abs = os.path.realpath(src)
+    # A unity build compiles batches of a folder's sources, generated under
+    # BUILD/src/F/: their commands carry F's flags all the same.
+    unity_abs = os.path.join(os.path.realpath(build), "src")
     by_folder = {}
     for entry in db:
         f = os.path.realpath(os.path.join(entry["directory"], entry["file"]))
         rel = os.path.relpath(f, src_abs)
         if rel.startswith("..") or os.sep not in rel:
-            continue
+            rel = os.path.relpath(f, unity_abs)
+            if rel.startswith("..") or os.sep not in rel or os.sep + "Unity" + os.sep not in rel:
+                continue
         if rel.endswith(".cu"):
             continue  # nvcc's command (kernels/cuda): the probes are C++ files.
         by_folder.setdefault(rel.split(os.sep)[0], entry)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,10 @@
 #include "absl/status/statusor.h"
 
 namespace swiftlet::api::internal {
+
+// The bounds of ObjectReader::Int that take any int64.
+inline constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 using Json = nlohmann::json;
 

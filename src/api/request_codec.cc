@@ -13,11 +13,11 @@ namespace {
 
 using internal::IndexPath;
 using internal::Json;
+using internal::kInt64Max;
+using internal::kInt64Min;
 using internal::ObjectReader;
 using internal::TypeError;
 
-constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 absl::StatusOr<Json> ParseBody(std::string_view body, const ParseLimits& limits) {
   internal::JsonLimits json_limits;

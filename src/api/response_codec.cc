@@ -17,10 +17,10 @@ namespace {
 
 using internal::IndexPath;
 using internal::Json;
+using internal::kInt64Max;
 using internal::ObjectReader;
 using internal::TypeError;
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr double kDoubleMax = std::numeric_limits<double>::max();
 
 // Responses come from servers we chose to call; a generous bound still keeps

@@ -140,7 +140,7 @@ void RowQ8_K(const BlockQ8_K* b, float* y, int64_t nb) {
 }
 
 template <typename Block>
-const Block* As(const void* p) {
+const Block* BlocksOf(const void* p) {
   return static_cast<const Block*>(p);
 }
 
@@ -185,15 +185,15 @@ void DequantizeRow(TensorType type, const void* src, float* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToFp32(h[i]);
       return;
     }
-    case TensorType::kQ4_0: return RowQ4_0(As<BlockQ4_0>(src), dst, nb);
-    case TensorType::kQ4_1: return RowQ4_1(As<BlockQ4_1>(src), dst, nb);
-    case TensorType::kQ5_0: return RowQ5_0(As<BlockQ5_0>(src), dst, nb);
-    case TensorType::kQ5_1: return RowQ5_1(As<BlockQ5_1>(src), dst, nb);
-    case TensorType::kQ8_0: return RowQ8_0(As<BlockQ8_0>(src), dst, nb);
-    case TensorType::kQ4_K: return RowQ4_K(As<BlockQ4_K>(src), dst, nb);
-    case TensorType::kQ5_K: return RowQ5_K(As<BlockQ5_K>(src), dst, nb);
-    case TensorType::kQ6_K: return RowQ6_K(As<BlockQ6_K>(src), dst, nb);
-    case TensorType::kQ8_K: return RowQ8_K(As<BlockQ8_K>(src), dst, nb);
+    case TensorType::kQ4_0: return RowQ4_0(BlocksOf<BlockQ4_0>(src), dst, nb);
+    case TensorType::kQ4_1: return RowQ4_1(BlocksOf<BlockQ4_1>(src), dst, nb);
+    case TensorType::kQ5_0: return RowQ5_0(BlocksOf<BlockQ5_0>(src), dst, nb);
+    case TensorType::kQ5_1: return RowQ5_1(BlocksOf<BlockQ5_1>(src), dst, nb);
+    case TensorType::kQ8_0: return RowQ8_0(BlocksOf<BlockQ8_0>(src), dst, nb);
+    case TensorType::kQ4_K: return RowQ4_K(BlocksOf<BlockQ4_K>(src), dst, nb);
+    case TensorType::kQ5_K: return RowQ5_K(BlocksOf<BlockQ5_K>(src), dst, nb);
+    case TensorType::kQ6_K: return RowQ6_K(BlocksOf<BlockQ6_K>(src), dst, nb);
+    case TensorType::kQ8_K: return RowQ8_K(BlocksOf<BlockQ8_K>(src), dst, nb);
     default: SWIFTLET_CHECK(false);
   }
 }

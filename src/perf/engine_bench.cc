@@ -19,7 +19,7 @@
 namespace swiftlet {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // KV positions beyond the longest test, so a test never writes the last one.
 constexpr int64_t kContextMargin = 16;
@@ -59,9 +59,9 @@ class Runner {
       const int64_t p = test.tokens_per_pass;
       for (int64_t t = 0; t < p; ++t)
         batch.Add(tokens.Next(), static_cast<int32_t>(t), 0, t == p - 1);
-      const auto t0 = Clock::now();
+      const auto t0 = SteadyClock::now();
       SWIFTLET_RETURN_IF_ERROR(runner_.Forward(batch, out_));
-      return static_cast<double>(p) / Seconds(Clock::now() - t0);
+      return static_cast<double>(p) / Seconds(SteadyClock::now() - t0);
     }
     const int64_t b = test.batch;
     Batch prefill;  // Untimed: each sequence's short prompt.
@@ -71,7 +71,7 @@ class Runner {
       }
     }
     SWIFTLET_RETURN_IF_ERROR(runner_.Forward(prefill, out_));
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     for (int64_t g = 0; g < gen_tokens_; ++g) {
       Batch step;
       for (int64_t s = 0; s < b; ++s) {
@@ -80,11 +80,11 @@ class Runner {
       }
       SWIFTLET_RETURN_IF_ERROR(runner_.Forward(step, out_));
     }
-    return static_cast<double>(b * gen_tokens_) / Seconds(Clock::now() - t0);
+    return static_cast<double>(b * gen_tokens_) / Seconds(SteadyClock::now() - t0);
   }
 
  private:
-  static double Seconds(Clock::duration d) {
+  static double Seconds(SteadyClock::duration d) {
     return std::max(1e-9, std::chrono::duration<double>(d).count());
   }
 

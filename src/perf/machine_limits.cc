@@ -75,7 +75,7 @@ namespace {
 
 using machine_limits::PeakKernel;
 using machine_limits::ReadSumFn;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 // The buffer is read in chunks of this size, claimed one by one by the
@@ -86,7 +86,7 @@ constexpr uint64_t kQuickReadBytes = 16 * kMiB;
 // Keeps the kernels' results alive so their work is never optimised away.
 volatile double g_sink = 0;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 struct ReadKernel {
   const char* name;
@@ -139,11 +139,11 @@ double MeasurePeak(ComputePool& pool, const PeakKernel& k, double target_s, int 
   const int64_t tasks = int64_t{pool.threads()} * 4;
   std::vector<double> sinks(static_cast<size_t>(tasks));
   auto run_once = [&](int64_t iters) {
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     pool.Run(tasks, [&](int64_t i) {
       sinks[static_cast<size_t>(i)] = k.run(iters, 0x9e3779b9u * static_cast<uint32_t>(i + 1));
     });
-    const double s = Seconds(Clock::now() - t0);
+    const double s = Seconds(SteadyClock::now() - t0);
     double sum = 0;
     for (double v : sinks) sum += v;
     g_sink = g_sink + sum;
@@ -187,11 +187,11 @@ absl::Status MeasureReadBandwidth(ComputePool& pool, uint64_t bytes, int passes,
   for (const ReadKernel& k : kernels) {
     std::vector<double> gbs;
     for (int p = 0; p < passes; ++p) {
-      const auto t0 = Clock::now();
+      const auto t0 = SteadyClock::now();
       pool.Run(chunks, [&](int64_t i) {
         sums[static_cast<size_t>(i)] = k.fn(base + i * kReadChunk, kReadChunk);
       });
-      const double s = Seconds(Clock::now() - t0);
+      const double s = Seconds(SteadyClock::now() - t0);
       uint64_t total = 0;
       for (uint64_t v : sums) total += v;
       g_sink = g_sink + static_cast<double>(total);

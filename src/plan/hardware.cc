@@ -1,11 +1,11 @@
 #include "plan/hardware.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "core/str_cat.h"
 #include "plan/json_input.h"
 
@@ -15,12 +15,6 @@ namespace {
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 constexpr size_t kMaxNameBytes = 64;
 constexpr size_t kMaxTextBytes = 1024;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsCatalogName(std::string_view name) {
   if (name.empty() || name.size() > kMaxNameBytes) return false;
@@ -129,7 +123,8 @@ absl::StatusOr<std::vector<Hardware>> LoadCatalogFile(const std::string& path) {
 }
 
 absl::StatusOr<Hardware> FindHardware(const std::vector<Hardware>& catalog, std::string_view name) {
-  const std::string want = Lower(name);
+  std::string want(name);
+  absl::AsciiStrToLower(&want);
   std::string names;
   for (const Hardware& hw : catalog) {
     if (hw.name == want) return hw;

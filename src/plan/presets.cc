@@ -1,7 +1,7 @@
 #include "plan/presets.h"
 
-#include <cctype>
 
+#include "absl/strings/ascii.h"
 #include "core/str_cat.h"
 
 namespace swiftlet::plan {
@@ -21,12 +21,6 @@ ModelShape Shape(std::string arch, int64_t vocab, int64_t ctx, int64_t embd, int
   s.n_ff = ffn;
   s.tied_embeddings = tied;
   return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 }  // namespace
@@ -60,7 +54,8 @@ const std::vector<ModelPreset>& ModelPresets() {
 }
 
 absl::StatusOr<ModelPreset> FindModelPreset(std::string_view name) {
-  const std::string want = Lower(name);
+  std::string want(name);
+  absl::AsciiStrToLower(&want);
   for (const ModelPreset& p : ModelPresets()) {
     if (want == p.name || (!p.alias.empty() && want == p.alias)) return p;
   }

@@ -40,7 +40,7 @@ int ParseByteToken(std::string_view text) {
 }
 
 // One piece of the text being merged: a doubly linked list over a vector.
-struct Symbol {
+struct SpmSymbol {
   int prev;
   int next;
   size_t offset;  // Into the normalized text.
@@ -133,12 +133,12 @@ std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_bos) c
   }
   const std::string_view norm = normalized;
 
-  std::vector<Symbol> symbols;
+  std::vector<SpmSymbol> symbols;
   symbols.reserve(norm.size());
   for (size_t offset = 0; offset < norm.size();) {
     const size_t len = Utf8CharLength(norm.substr(offset));
     const int index = static_cast<int>(symbols.size());
-    symbols.push_back(Symbol{index - 1, index + 1, offset, len});
+    symbols.push_back(SpmSymbol{index - 1, index + 1, offset, len});
     offset += len;
   }
   symbols.back().next = -1;
@@ -156,8 +156,8 @@ std::vector<int32_t> SpmTokenizer::Encode(std::string_view text, bool add_bos) c
   while (!queue.empty()) {
     const Bigram bigram = queue.top();
     queue.pop();
-    Symbol& left = symbols[bigram.left];
-    Symbol& right = symbols[bigram.right];
+    SpmSymbol& left = symbols[bigram.left];
+    SpmSymbol& right = symbols[bigram.right];
     // Skip pairs invalidated by an earlier merge of either side.
     if (left.size == 0 || right.size == 0 || left.size + right.size != bigram.size) {
       continue;

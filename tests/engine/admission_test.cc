@@ -40,7 +40,7 @@ std::unique_ptr<Scripted> MakeScripted(EngineConfig cfg) {
   return s;
 }
 
-EngineConfig Config() {
+EngineConfig AdmissionConfig() {
   EngineConfig cfg;
   cfg.context = 1536;
   cfg.kv_memory_bytes = uint64_t{256} << 20;
@@ -95,7 +95,7 @@ void ExpectWithin25Percent(const Measured& m) {
 }
 
 TEST(AdmissionTest, LongPromptAloneTakesOneChunkPerStep) {
-  auto s = MakeScripted(Config());
+  auto s = MakeScripted(AdmissionConfig());
   ASSERT_NE(s, nullptr);
   // 1000 tokens at 128 per step (chunk_tokens) under a 256-token budget:
   // 8 steps, not the 4 the budget alone suggests.
@@ -107,7 +107,7 @@ TEST(AdmissionTest, LongPromptAloneTakesOneChunkPerStep) {
 }
 
 TEST(AdmissionTest, FortyRequestsBehindMaxRunning) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   cfg.max_running = 8;
   auto s = MakeScripted(cfg);
   ASSERT_NE(s, nullptr);
@@ -124,7 +124,7 @@ TEST(AdmissionTest, FortyRequestsBehindMaxRunning) {
 }
 
 TEST(AdmissionTest, KvNearlyFullCountsBlocksGivenBack) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   PagedKvShape shape{TinyModel().model->config().n_layer, TinyModel().model->config().kv_dim(),
                      cfg.kv_block_tokens, 1, cfg.kv_type, 256};
   // Room for about six requests of 32 prompt + 32 output tokens.
@@ -143,7 +143,7 @@ TEST(AdmissionTest, KvNearlyFullCountsBlocksGivenBack) {
 }
 
 TEST(AdmissionTest, RequestsWithFourChoicesTakeFourSlots) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   cfg.max_running = 16;
   auto s = MakeScripted(cfg);
   ASSERT_NE(s, nullptr);
@@ -161,7 +161,7 @@ TEST(AdmissionTest, RequestsWithFourChoicesTakeFourSlots) {
 // target is refused for memory, with a retry time; with a target the
 // running requests' finishing meets, it is accepted.
 TEST(AdmissionTest, KvMemoryRefusalWhenBlocksComeBackTooLate) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   PagedKvShape shape{TinyModel().model->config().n_layer, TinyModel().model->config().kv_dim(),
                      cfg.kv_block_tokens, 1, cfg.kv_type, 256};
   cfg.kv_memory_bytes = 24 * PagedKvCache::BlockBytes(shape);
@@ -190,7 +190,7 @@ TEST(AdmissionTest, KvMemoryRefusalWhenBlocksComeBackTooLate) {
 // A flood of batch prefills never evicts interactive decodes: interactive
 // requests keep one token per step while the cache is full.
 TEST(AdmissionTest, BatchPrefillNeverPreemptsInteractiveDecodes) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   PagedKvShape shape{TinyModel().model->config().n_layer, TinyModel().model->config().kv_dim(),
                      cfg.kv_block_tokens, 1, cfg.kv_type, 256};
   cfg.kv_memory_bytes = 40 * PagedKvCache::BlockBytes(shape);
@@ -249,7 +249,7 @@ void StepUntilIdle(Scripted& s) {
 TEST(AdmissionTest, ColdLongPrefixIsWarmedOnceThenAdmitted) {
   for (bool warm : {true, false}) {
     SCOPED_TRACE(warm ? "warm-up on" : "warm-up off");
-    EngineConfig cfg = Config();
+    EngineConfig cfg = AdmissionConfig();
     cfg.prefix_cache = true;
     cfg.warm_refused_prefixes = warm;
     // 300 prompt tokens take three chunks, about 66 ms on the script; the
@@ -298,7 +298,7 @@ TEST(AdmissionTest, ColdLongPrefixIsWarmedOnceThenAdmitted) {
 // error and plans with it: a request whose plain estimate fits the target
 // but whose real TTFT would not is refused, and /load's estimate grows.
 TEST(AdmissionTest, PlansWithTheEstimatesMeasuredError) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = AdmissionConfig();
   cfg.slo_interactive = {200 * kNsPerMs, 100 * kNsPerMs};
   auto s = MakeScripted(cfg);
   ASSERT_NE(s, nullptr);

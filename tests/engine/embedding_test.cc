@@ -65,7 +65,7 @@ std::vector<float> Reference(const std::vector<int32_t>& input, Pooling pooling)
   return PoolAndNormalize(out.hidden.data(), static_cast<int64_t>(input.size()), c.n_embd, pooling);
 }
 
-EngineConfig Config() {
+EngineConfig EmbeddingConfig() {
   EngineConfig cfg;
   cfg.threads = 1;
   cfg.kv_memory_bytes = uint64_t{64} << 20;
@@ -97,16 +97,9 @@ Request Generate(std::vector<int32_t> prompt, int max_tokens, std::shared_ptr<Re
   return r;
 }
 
-void RunUntilIdle(Engine& e) {
-  for (int steps = 0;; ++steps) {
-    ASSERT_LT(steps, 5000) << "engine stuck";
-    if (!e.StepForTesting() && e.state().running + e.state().waiting == 0) return;
-  }
-}
-
 TEST(EngineEmbeddingTest, ChunkedAmidGenerationGivesTheOneForwardPassResult) {
   for (Pooling pooling : {Pooling::kMean, Pooling::kFirst, Pooling::kLast}) {
-    auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, Config());
+    auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, EmbeddingConfig());
     ASSERT_TRUE(e.ok()) << e.status();
     Engine& engine = **e;
     engine.Calibrate();
@@ -157,7 +150,7 @@ TEST(EngineEmbeddingTest, ChunkedAmidGenerationGivesTheOneForwardPassResult) {
 // class); it is recomputed from its first row and still pools every row
 // once.
 TEST(EngineEmbeddingTest, PreemptedMidPromptIsRecomputedWhole) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = EmbeddingConfig();
   cfg.scheduler.step_tokens = 48;
   cfg.scheduler.chunk_tokens = 16;
   const ModelConfig& mc = TinyModel().model->config();
@@ -185,7 +178,7 @@ TEST(EngineEmbeddingTest, PreemptedMidPromptIsRecomputedWhole) {
 }
 
 TEST(EngineEmbeddingTest, ValidatedAndSizedByTheirInputAlone) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = EmbeddingConfig();
   auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, cfg);
   ASSERT_TRUE(e.ok());
   Engine& engine = **e;
@@ -210,7 +203,7 @@ TEST(EngineEmbeddingTest, ValidatedAndSizedByTheirInputAlone) {
 // Embeddings are admitted like generation: against their own TTFT target
 // (the time to the embedding), behind the work queued ahead.
 TEST(EngineEmbeddingTest, RefusedWhenTheQueueAheadMissesTheirTarget) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = EmbeddingConfig();
   cfg.slo_embedding = {50 * kNsPerMs, 0};
   FakeClock clock(kNsPerSecond);
   cfg.clock = &clock;

@@ -47,14 +47,6 @@ Request Greedy(std::vector<int32_t> prompt, int max_tokens, std::shared_ptr<Reco
   return r;
 }
 
-void RunUntilIdle(Engine& e, int max_steps = 10000) {
-  for (int steps = 0;; ++steps) {
-    ASSERT_LT(steps, max_steps) << "engine stuck";
-    const bool ran = e.StepForTesting();
-    if (!ran && e.state().running + e.state().waiting == 0) return;
-  }
-}
-
 TEST(EngineTest, GreedyMatchesThePlainLoopAloneAndAmongOthers) {
   const std::vector<int32_t> prompt = Prompt(1, 37);
   const std::vector<int32_t> want = ReferenceGreedy(prompt, 12);

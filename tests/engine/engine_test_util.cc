@@ -68,4 +68,12 @@ std::vector<int32_t> Prompt(uint32_t seed, size_t n) {
 }
 
 
+void RunUntilIdle(Engine& e, int max_steps) {
+  for (int steps = 0;; ++steps) {
+    ASSERT_LT(steps, max_steps) << "engine stuck";
+    const bool ran = e.StepForTesting();
+    if (!ran && e.state().running + e.state().waiting == 0) return;
+  }
+}
+
 }  // namespace swiftlet

@@ -1,5 +1,6 @@
 // What the engine tests share: a tiny generated model with its tokenizer,
-// a sink that records everything it hears, and seeded prompts.
+// a sink that records everything it hears, seeded prompts, and stepping
+// an engine until it is idle.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/request.h"
 #include "model/model.h"
 #include "text/tokenizer.h"
@@ -64,5 +66,8 @@ std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n);
 
 // `n` token ids drawn from the vocabulary by `seed`.
 std::vector<int32_t> Prompt(uint32_t seed, size_t n);
+
+// Steps `e` until nothing runs or waits; a test failure after max_steps.
+void RunUntilIdle(Engine& e, int max_steps = 10000);
 
 }  // namespace swiftlet

@@ -22,7 +22,7 @@ std::vector<int32_t> Concat(std::vector<int32_t> a, const std::vector<int32_t>& 
   return a;
 }
 
-EngineConfig Config() {
+EngineConfig GroupConfig() {
   EngineConfig cfg;
   cfg.threads = 1;
   cfg.kv_memory_bytes = uint64_t{64} << 20;
@@ -46,15 +46,8 @@ Request Group(std::vector<int32_t> shared, std::vector<std::vector<int32_t>> bra
   return r;
 }
 
-void RunUntilIdle(Engine& e) {
-  for (int steps = 0;; ++steps) {
-    ASSERT_LT(steps, 5000) << "engine stuck";
-    if (!e.StepForTesting() && e.state().running + e.state().waiting == 0) return;
-  }
-}
-
 TEST(RequestGroupTest, EachBranchGivesItsOwnPromptsTokensAndTheSharedPartRunsOnce) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = GroupConfig();
   cfg.prefix_cache = false;  // Only the fork may save work.
   auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, cfg);
   ASSERT_TRUE(e.ok()) << e.status();
@@ -87,7 +80,7 @@ TEST(RequestGroupTest, EachBranchGivesItsOwnPromptsTokensAndTheSharedPartRunsOnc
 }
 
 TEST(RequestGroupTest, GroupsBesideEachOtherAndUnderPreemptionKeepTheirTokens) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = GroupConfig();
   const ModelConfig& mc = TinyModel().model->config();
   PagedKvShape shape{mc.n_layer, mc.kv_dim(), cfg.kv_block_tokens, 1, cfg.kv_type, 256};
   cfg.kv_memory_bytes = 24 * PagedKvCache::BlockBytes(shape);
@@ -122,7 +115,7 @@ TEST(RequestGroupTest, GroupsBesideEachOtherAndUnderPreemptionKeepTheirTokens) {
 }
 
 TEST(RequestGroupTest, ValidatedAndAdmittedWhole) {
-  EngineConfig cfg = Config();
+  EngineConfig cfg = GroupConfig();
   auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, cfg);
   ASSERT_TRUE(e.ok());
   Engine& engine = **e;
@@ -140,7 +133,7 @@ TEST(RequestGroupTest, ValidatedAndAdmittedWhole) {
   EXPECT_EQ(r.refused, RefusalReason::kInvalid);
   // The whole group's blocks counted: 16 branches of 200 tokens each past
   // a shared part do not fit a cache of a few blocks, though one would.
-  EngineConfig small = Config();
+  EngineConfig small = GroupConfig();
   const ModelConfig& mc = TinyModel().model->config();
   PagedKvShape shape{mc.n_layer, mc.kv_dim(), small.kv_block_tokens, 1, small.kv_type, 256};
   small.kv_memory_bytes = 20 * PagedKvCache::BlockBytes(shape);

@@ -40,7 +40,7 @@ int32_t SampleOnce(Sampler& s, const std::vector<float>& logits,
 }
 
 // Draws `n` tokens from one sampler and counts them per id.
-std::vector<int> Histogram(const SamplingParams& params,
+std::vector<int> SampleCounts(const SamplingParams& params,
                            const std::vector<float>& logits, int n) {
   Sampler s(params);
   std::vector<int> counts(logits.size(), 0);
@@ -256,7 +256,7 @@ TEST(SamplerTest, FrequenciesMatchSoftmaxWithTemperature) {
     params.temperature = t;
     params.seed = 1234;
     const int n = 20000;
-    std::vector<int> counts = Histogram(params, logits, n);
+    std::vector<int> counts = SampleCounts(params, logits, n);
     std::vector<double> probs = RefSoftmax(logits, t);
     // df = 5; P(chi2 > 40) ~ 1e-7.
     EXPECT_LT(ChiSquare(counts, probs), 40.0) << "t=" << t;
@@ -270,7 +270,7 @@ TEST(SamplerTest, TopKFrequenciesMatchRenormalizedSoftmax) {
   params.temperature = 0.8f;
   params.top_k = 3;  // keeps ids 1, 2, 4
   params.seed = 99;
-  std::vector<int> counts = Histogram(params, logits, 20000);
+  std::vector<int> counts = SampleCounts(params, logits, 20000);
   std::vector<float> kept = {-INFINITY, 2.0f, 1.5f, -INFINITY, 1.0f,
                              -INFINITY};
   std::vector<double> probs = RefSoftmax(kept, 0.8);
@@ -304,7 +304,7 @@ TEST(SamplerTest, TopPFrequenciesMatchRenormalized) {
   SamplingParams params;
   params.top_p = 0.8f;
   params.seed = 5;
-  std::vector<int> counts = Histogram(params, logits, 20000);
+  std::vector<int> counts = SampleCounts(params, logits, 20000);
   std::vector<double> probs = {0.0, 0.5 / 0.9, 0.15 / 0.9, 0.25 / 0.9};
   EXPECT_LT(ChiSquare(counts, probs), 40.0);
   ExpectWithinFiveSigma(counts, probs);

@@ -12,20 +12,13 @@
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/gaussian.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
 #include "kernels/vec_dot.h"
 
 namespace swiftlet {
 namespace {
-
-std::vector<float> Gaussian(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // MatMul with quantized weights equals, up to float rounding, the exact dot
 // product of the dequantized weights with the dequantized quantized

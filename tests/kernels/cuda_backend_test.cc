@@ -25,18 +25,11 @@
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/dequantize.h"
+#include "kernels/gaussian.h"
 #include "kernels/quantize.h"
 
 namespace swiftlet {
 namespace {
-
-std::vector<float> Gaussian(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // Host arrays copied to and from the GPU.
 class Gpu {

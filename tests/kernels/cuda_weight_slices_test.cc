@@ -18,6 +18,7 @@
 
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/gaussian.h"
 #include "kernels/quantize.h"
 
 namespace swiftlet::cuda_slices {
@@ -26,14 +27,6 @@ namespace {
 constexpr TensorType kTypes[] = {TensorType::kF32,  TensorType::kF16,  TensorType::kBF16,
                                  TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_K,
                                  TensorType::kQ5_K, TensorType::kQ6_K};
-
-std::vector<float> Gaussian(size_t n, uint32_t seed, float sigma = 1) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // `n_out` rows of `n_in` random values stored as `type`.
 std::vector<uint8_t> Rows(TensorType type, int64_t n_in, int64_t n_out, uint32_t seed, uint64_t* row_bytes) {

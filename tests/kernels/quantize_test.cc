@@ -10,17 +10,10 @@
 
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
+#include "kernels/gaussian.h"
 
 namespace swiftlet {
 namespace {
-
-std::vector<float> Gaussian(int n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 std::vector<float> RoundTrip(TensorType type, const std::vector<float>& x) {
   uint64_t bytes = 0;

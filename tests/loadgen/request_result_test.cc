@@ -13,8 +13,6 @@
 namespace swiftlet::loadgen {
 namespace {
 
-constexpr int64_t kMs = kNsPerMs;
-
 std::string TextChunk(const std::string& text) {
   return R"({"id":"c","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":")" +
          text + R"(","logprobs":null,"finish_reason":null}]})";
@@ -43,19 +41,19 @@ http::ClientResponse Response(int status, http::Headers headers = {}, std::strin
 RequestResult Streamed(FakeClock& clock, int64_t arrival_ms, int64_t headers_ms,
                        std::vector<int64_t> token_ms, int64_t done_ms, int32_t asked,
                        bool usage = true) {
-  clock.Set(arrival_ms * kMs);
-  RequestRecorder r(clock, 0, arrival_ms * kMs, false, asked);
+  clock.Set(arrival_ms * kNsPerMs);
+  RequestRecorder r(clock, 0, arrival_ms * kNsPerMs, false, asked);
   r.OnSent();
-  clock.Set(headers_ms * kMs);
+  clock.Set(headers_ms * kNsPerMs);
   r.OnHeaders(200, {{"Content-Type", "text/event-stream"}});
   for (int64_t t : token_ms) {
-    clock.Set(t * kMs);
+    clock.Set(t * kNsPerMs);
     r.OnEvent(TextChunk("x"));
   }
   r.OnEvent(FinishChunk("length"));
   if (usage) r.OnEvent(UsageChunk(40, static_cast<int>(token_ms.size()), 8));
   r.OnEvent("[DONE]");
-  clock.Set(done_ms * kMs);
+  clock.Set(done_ms * kNsPerMs);
   r.OnDone(absl::OkStatus(), Response(200));
   return r.result();
 }
@@ -66,12 +64,12 @@ TEST(RequestRecorderTest, StreamedRequestTimesEveryTokenChunk) {
   EXPECT_EQ(r.timeline.outcome, RequestOutcome::kFinished);
   EXPECT_EQ(r.kind, "");
   EXPECT_EQ(r.http_status, 200);
-  EXPECT_EQ(r.sent_ns, 1000 * kMs);
-  EXPECT_EQ(r.timeline.arrival_ns, 1000 * kMs);
-  EXPECT_EQ(r.timeline.first_token_ns, 1100 * kMs);
+  EXPECT_EQ(r.sent_ns, 1000 * kNsPerMs);
+  EXPECT_EQ(r.timeline.arrival_ns, 1000 * kNsPerMs);
+  EXPECT_EQ(r.timeline.first_token_ns, 1100 * kNsPerMs);
   EXPECT_EQ(r.timeline.token_times_ns,
-            (std::vector<int64_t>{1100 * kMs, 1120 * kMs, 1150 * kMs, 1190 * kMs}));
-  EXPECT_EQ(r.timeline.finish_ns, 1195 * kMs);
+            (std::vector<int64_t>{1100 * kNsPerMs, 1120 * kNsPerMs, 1150 * kNsPerMs, 1190 * kNsPerMs}));
+  EXPECT_EQ(r.timeline.finish_ns, 1195 * kNsPerMs);
   EXPECT_EQ(r.timeline.output_tokens, 4);
   EXPECT_EQ(r.chunks, 4);
   EXPECT_EQ(r.prompt_tokens, 40);
@@ -84,17 +82,17 @@ TEST(RequestRecorderTest, UsageWinsOverCountedChunksAndLogprobsCountTokens) {
   FakeClock clock;
   RequestRecorder r(clock, 3, 0, false, 5);
   r.OnHeaders(200, {});
-  clock.Set(10 * kMs);
+  clock.Set(10 * kNsPerMs);
   // One chunk carrying two tokens (two logprobs entries).
   r.OnEvent(R"({"object":"text_completion","choices":[{"index":0,"text":"ab","logprobs":{"tokens":["a","b"],"token_logprobs":[-1,-2],"top_logprobs":null,"text_offset":[0,1]},"finish_reason":null}]})");
-  clock.Set(20 * kMs);
+  clock.Set(20 * kNsPerMs);
   // Choice 1 is not followed.
   r.OnEvent(R"({"object":"text_completion","choices":[{"index":1,"text":"zz","finish_reason":null}]})");
   r.OnEvent(FinishChunk("stop"));
   r.OnEvent("[DONE]");
   r.OnDone(absl::OkStatus(), Response(200));
   EXPECT_EQ(r.result().timeline.output_tokens, 2);  // Counted: no usage sent.
-  EXPECT_EQ(r.result().timeline.token_times_ns, std::vector<int64_t>{10 * kMs});
+  EXPECT_EQ(r.result().timeline.token_times_ns, std::vector<int64_t>{10 * kNsPerMs});
   EXPECT_EQ(r.result().completion_tokens, -1);
 
   const RequestResult u = Streamed(clock, 0, 1, {2, 3}, 4, 2, /*usage=*/false);
@@ -106,41 +104,41 @@ TEST(RequestRecorderTest, ChatDeltasAreTokensAndRoleOnlyDeltasAreNot) {
   FakeClock clock;
   RequestRecorder r(clock, 0, 0, false, 1);
   r.OnHeaders(200, {});
-  clock.Set(5 * kMs);
+  clock.Set(5 * kNsPerMs);
   r.OnEvent(R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]})");
-  clock.Set(7 * kMs);
+  clock.Set(7 * kNsPerMs);
   r.OnEvent(R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]})");
   r.OnEvent(R"({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}]})");
   r.OnEvent("[DONE]");
   r.OnDone(absl::OkStatus(), Response(200));
-  EXPECT_EQ(r.result().timeline.first_token_ns, 7 * kMs);
+  EXPECT_EQ(r.result().timeline.first_token_ns, 7 * kNsPerMs);
   EXPECT_EQ(r.result().timeline.output_tokens, 1);
   EXPECT_EQ(r.result().timeline.outcome, RequestOutcome::kFinished);
 }
 
 TEST(RequestRecorderTest, RefusalsAreClassifiedWithTheirRetryAfter) {
-  FakeClock clock(100 * kMs);
-  RequestRecorder r(clock, 0, 100 * kMs, false, 8);
-  clock.Set(103 * kMs);
+  FakeClock clock(100 * kNsPerMs);
+  RequestRecorder r(clock, 0, 100 * kNsPerMs, false, 8);
+  clock.Set(103 * kNsPerMs);
   const http::Headers headers = {{"Retry-After", "2"}, {"retry-after-ms", "1500"}};
   r.OnHeaders(429, headers);
-  clock.Set(104 * kMs);
+  clock.Set(104 * kNsPerMs);
   r.OnDone(absl::OkStatus(),
            Response(429, headers,
                     R"({"error":{"message":"queue full","type":"rate_limit_error","param":null,"code":"queue_full"}})"));
   EXPECT_EQ(r.result().timeline.outcome, RequestOutcome::kRefused);
   EXPECT_EQ(r.result().kind, "refused:queue_full");
   EXPECT_EQ(r.result().retry_after_ms, 1500);
-  EXPECT_EQ(r.result().timeline.refused_after_ns, 3 * kMs);  // At the header, not the body.
+  EXPECT_EQ(r.result().timeline.refused_after_ns, 3 * kNsPerMs);  // At the header, not the body.
 
   // Retry-After seconds only; a body that is not an OpenAI error.
-  RequestRecorder s(clock, 0, 104 * kMs, false, 8);
+  RequestRecorder s(clock, 0, 104 * kNsPerMs, false, 8);
   s.OnHeaders(429, {{"Retry-After", "3"}});
   s.OnDone(absl::OkStatus(), Response(429, {{"Retry-After", "3"}}, "busy"));
   EXPECT_EQ(s.result().kind, "refused");
   EXPECT_EQ(s.result().retry_after_ms, 3000);
 
-  RequestRecorder t(clock, 0, 104 * kMs, false, 8);
+  RequestRecorder t(clock, 0, 104 * kNsPerMs, false, 8);
   t.OnHeaders(429, {{"Retry-After", "soon"}});
   t.OnDone(absl::OkStatus(), Response(429, {{"Retry-After", "soon"}}));
   EXPECT_EQ(t.result().retry_after_ms, -1);
@@ -200,19 +198,19 @@ TEST(PointSummaryTest, GoodputAndAttainmentFromScriptedRequests) {
   point.requests.push_back(Streamed(clock, 1200, 1210, {1250, 1280}, 1290, 3));
   // A refusal and a failure.
   {
-    clock.Set(1300 * kMs);
-    RequestRecorder r(clock, 4, 1300 * kMs, false, 4);
-    clock.Set(1302 * kMs);
+    clock.Set(1300 * kNsPerMs);
+    RequestRecorder r(clock, 4, 1300 * kNsPerMs, false, 4);
+    clock.Set(1302 * kNsPerMs);
     r.OnHeaders(429, {{"retry-after-ms", "250"}});
     r.OnDone(absl::OkStatus(), Response(429));
     point.requests.push_back(r.result());
-    RequestRecorder f(clock, 5, 1400 * kMs, false, 4);
+    RequestRecorder f(clock, 5, 1400 * kNsPerMs, false, 4);
     f.OnHeaders(500, {});
-    clock.Set(1500 * kMs);
+    clock.Set(1500 * kNsPerMs);
     f.OnDone(absl::OkStatus(), Response(500));
     point.requests.push_back(f.result());
   }
-  const PointSummary s = SummarizePoint(point, SloTargets{150 * kMs, 20 * kMs, 0});
+  const PointSummary s = SummarizePoint(point, SloTargets{150 * kNsPerMs, 20 * kNsPerMs, 0});
   EXPECT_EQ(s.report.offered, 5);
   EXPECT_EQ(s.report.finished, 3);
   EXPECT_EQ(s.report.refused, 1);
@@ -220,20 +218,20 @@ TEST(PointSummaryTest, GoodputAndAttainmentFromScriptedRequests) {
   EXPECT_EQ(s.report.met_slo, 1);
   // Window: 1000 ms (first arrival) to 1400 ms (the failure's arrival is
   // the last thing seen of it; the latest finish is 1320).
-  EXPECT_EQ(s.report.duration_ns, 400 * kMs);
+  EXPECT_EQ(s.report.duration_ns, 400 * kNsPerMs);
   EXPECT_DOUBLE_EQ(s.report.goodput_per_s, 2.5);
   EXPECT_DOUBLE_EQ(s.report.slo_attainment_pct, 20.0);
   EXPECT_DOUBLE_EQ(s.report.request_throughput_per_s, 7.5);
-  EXPECT_EQ(s.report.max_refusal_decision_ns, 2 * kMs);
+  EXPECT_EQ(s.report.max_refusal_decision_ns, 2 * kNsPerMs);
   EXPECT_EQ(s.refusals_by_kind, (std::map<std::string, int64_t>{{"refused", 1}}));
   EXPECT_EQ(s.errors_by_kind, (std::map<std::string, int64_t>{{"http_500", 1}}));
   EXPECT_EQ(s.refusals_with_retry_after, 1);
   EXPECT_EQ(s.output_token_mismatches, 1);
   EXPECT_DOUBLE_EQ(s.mean_prompt_tokens, 40);
   EXPECT_DOUBLE_EQ(s.mean_cached_prompt_tokens, 8);
-  EXPECT_EQ(s.report.ttft.p50_ns, 100 * kMs);
-  EXPECT_EQ(s.report.ttft.max_ns, 200 * kMs);
-  EXPECT_DOUBLE_EQ(s.report.tpot.max_ns, 30.0 * kMs);
+  EXPECT_EQ(s.report.ttft.p50_ns, 100 * kNsPerMs);
+  EXPECT_EQ(s.report.ttft.max_ns, 200 * kNsPerMs);
+  EXPECT_DOUBLE_EQ(s.report.tpot.max_ns, 30.0 * kNsPerMs);
 }
 
 TEST(PointSummaryTest, SaturatedClientIsFlagged) {

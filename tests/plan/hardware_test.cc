@@ -11,8 +11,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr double kGib = 1024.0 * 1024 * 1024;
-
 TEST(CatalogTest, BuiltInCatalogLoadsAndHasTheIssuesDevices) {
   auto catalog = ParseCatalog(BuiltInCatalogText(), "built-in");
   ASSERT_TRUE(catalog.ok()) << catalog.status();
@@ -35,7 +33,7 @@ TEST(CatalogTest, BuiltInCatalogLoadsAndHasTheIssuesDevices) {
   // fp16 TFLOPS, 1,979 dense int8 TOPS.
   auto h100 = FindHardware(*catalog, "H100-SXM");
   ASSERT_TRUE(h100.ok());
-  EXPECT_EQ(h100->memory_bytes, static_cast<uint64_t>(80 * kGib));
+  EXPECT_EQ(h100->memory_bytes, uint64_t{80} << 30);
   EXPECT_EQ(h100->bandwidth_gbs, 3350);
   EXPECT_EQ(h100->fp16_tflops, 989);
   EXPECT_EQ(h100->int8_tops, 1979);
@@ -64,7 +62,7 @@ TEST(CatalogTest, ParsesAnEntry) {
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->size(), 1u);
   const Hardware& h = (*c)[0];
-  EXPECT_EQ(h.memory_bytes, static_cast<uint64_t>(24 * kGib));
+  EXPECT_EQ(h.memory_bytes, uint64_t{24} << 30);
   EXPECT_EQ(*h.price_per_hour, 1.25);
   EXPECT_EQ(h.devices_per_node, 4);
   EXPECT_EQ(h.source, "mine.json");
@@ -150,7 +148,7 @@ TEST(OverridesTest, ReplaceFieldsWithinBounds) {
   o.bandwidth_gbs = 30;
   o.price_per_hour = 0.5;
   ASSERT_TRUE(ApplyOverrides(o, *hw).ok());
-  EXPECT_EQ(hw->memory_bytes, static_cast<uint64_t>(16 * kGib));
+  EXPECT_EQ(hw->memory_bytes, uint64_t{16} << 30);
   EXPECT_EQ(hw->bandwidth_gbs, 30);
   EXPECT_EQ(*hw->price_per_hour, 0.5);
   EXPECT_DOUBLE_EQ(hw->int8_tops, 0.4);  // Untouched.

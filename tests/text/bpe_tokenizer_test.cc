@@ -19,6 +19,7 @@ namespace {
 
 using testing::kVocabDir;
 
+using testing::AppendUtf8;
 using testing::LoadVectors;
 using testing::VectorCase;
 
@@ -47,24 +48,6 @@ TEST_P(BpeVectorTest, MatchesLlamaCppVectors) {
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, BpeVectorTest,
                          ::testing::Values("gpt-2", "falcon", "mpt", "refact", "deepseek-llm"));
-
-void AppendUtf8(std::string& s, uint32_t cp) {
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xc0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xe0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    s += static_cast<char>(0xf0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
 
 std::string RandomText(std::mt19937& rng) {
   std::string text;

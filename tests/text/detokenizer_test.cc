@@ -9,21 +9,14 @@
 #include "gguf/gguf_file.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
+#include "text/vocab_vectors.h"
 
 namespace swiftlet {
 namespace {
 
-const std::string kVocabDir = SWIFTLET_SHARED_DIR "/testdata/vocab/";
-const std::string kFffd = "\xef\xbf\xbd";
+using testing::LoadTokenizer;
 
-std::unique_ptr<Tokenizer> Load(const std::string& name) {
-  auto file = GgufFile::Open(kVocabDir + name);
-  EXPECT_TRUE(file.ok()) << file.status();
-  if (!file.ok()) return nullptr;
-  auto tokenizer = Tokenizer::FromGguf(**file);
-  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
-  return tokenizer.ok() ? std::move(*tokenizer) : nullptr;
-}
+const std::string kFffd = "\xef\xbf\xbd";
 
 // An independent check (RFC 3629, Table 3-7 of the Unicode standard).
 bool IsValidUtf8(std::string_view s) {
@@ -92,7 +85,7 @@ TEST(DetokSanitizeTest, ReplacesMaximalSubparts) {
 }
 
 TEST(DetokTest, HoldsSplitCharacters) {
-  auto tokenizer = Load("ggml-vocab-llama-spm.gguf");
+  auto tokenizer = LoadTokenizer("ggml-vocab-llama-spm.gguf");
   ASSERT_NE(tokenizer, nullptr);
   const int32_t e4 = ByteId(*tokenizer, 0xe4), bd = ByteId(*tokenizer, 0xbd),
                 a0 = ByteId(*tokenizer, 0xa0);
@@ -112,7 +105,7 @@ TEST(DetokTest, HoldsSplitCharacters) {
 }
 
 TEST(DetokTest, DropsLeadingSpaceLikeDecode) {
-  auto tokenizer = Load("ggml-vocab-llama-spm.gguf");
+  auto tokenizer = LoadTokenizer("ggml-vocab-llama-spm.gguf");
   ASSERT_NE(tokenizer, nullptr);
   const std::vector<int32_t> ids = tokenizer->Encode("Hello world", /*add_bos=*/true);
   EXPECT_EQ(StreamAll(*tokenizer, ids), "Hello world");
@@ -123,7 +116,7 @@ TEST(DetokTest, DropsLeadingSpaceLikeDecode) {
 }
 
 TEST(DetokTest, RandomIdsMatchDecode) {
-  auto tokenizer = Load("ggml-vocab-llama-spm.gguf");
+  auto tokenizer = LoadTokenizer("ggml-vocab-llama-spm.gguf");
   ASSERT_NE(tokenizer, nullptr);
   std::mt19937 rng(1234);
   // Byte tokens (ids 3..258) are drawn often so characters get split.
@@ -138,7 +131,7 @@ TEST(DetokTest, RandomIdsMatchDecode) {
   }
 }
 
-std::string RandomText(std::mt19937& rng) {
+std::string RandomAlphabetText(std::mt19937& rng) {
   static const std::vector<std::string> kAlphabet = {
       "a", "Z", " ", "  ", "\n", "\t", "0", ".", "\xc3\xa9",  // é
       "\xe4\xbd\xa0", "\xe5\xa5\xbd", "\xe8\xaa\x9e",          // 你 好 語
@@ -153,11 +146,11 @@ std::string RandomText(std::mt19937& rng) {
 }
 
 TEST(DetokTest, RandomTextRoundTrips) {
-  auto tokenizer = Load("ggml-vocab-llama-spm.gguf");
+  auto tokenizer = LoadTokenizer("ggml-vocab-llama-spm.gguf");
   ASSERT_NE(tokenizer, nullptr);
   std::mt19937 rng(42);
   for (int iter = 0; iter < 1000; ++iter) {
-    const std::string text = RandomText(rng);
+    const std::string text = RandomAlphabetText(rng);
     const std::vector<int32_t> ids = tokenizer->Encode(text, iter % 2 == 0);
     const std::string streamed = StreamAll(*tokenizer, ids);
     EXPECT_EQ(streamed, tokenizer->Decode(ids)) << "iteration " << iter;
@@ -170,11 +163,11 @@ TEST(DetokTest, RandomTextRoundTrips) {
 }
 
 TEST(DetokTest, WordPieceMatchesDecode) {
-  auto tokenizer = Load("ggml-vocab-bert-bge.gguf");
+  auto tokenizer = LoadTokenizer("ggml-vocab-bert-bge.gguf");
   ASSERT_NE(tokenizer, nullptr);
   std::mt19937 rng(7);
   for (int iter = 0; iter < 300; ++iter) {
-    const std::vector<int32_t> ids = tokenizer->Encode(RandomText(rng), true);
+    const std::vector<int32_t> ids = tokenizer->Encode(RandomAlphabetText(rng), true);
     EXPECT_EQ(StreamAll(*tokenizer, ids), tokenizer->Decode(ids));
   }
 }

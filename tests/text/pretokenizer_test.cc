@@ -107,7 +107,9 @@ TEST(PreTokenizerTest, InvalidUtf8StaysInPieces) {
 }
 
 TEST(PreTokenizerTest, LongWhitespaceRunIsLinear) {
-  const std::string text = std::string(200000, ' ') + "x" + std::string(100000, '\n');
+  std::string text(200000, ' ');
+  text += 'x';
+  text.append(100000, '\n');
   absl::StatusOr<PreTokenizer> pre = PreTokenizer::FromName("llama-bpe");
   ASSERT_TRUE(pre.ok());
   const std::vector<std::string_view> pieces = pre->Split(text);

@@ -22,8 +22,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 using testing::kVocabDir;
-const std::string kLlamaSpm = "ggml-vocab-llama-spm.gguf";
+const std::string kLlamaSpmFile = "ggml-vocab-llama-spm.gguf";
 
+using testing::AppendUtf8;
 using testing::LoadVectors;
 using testing::VectorCase;
 
@@ -32,9 +33,9 @@ using testing::LoadTokenizer;
 using testing::Ids;
 
 TEST(SpmTokenizerTest, MatchesLlamaCppVectors) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
-  const std::vector<VectorCase> cases = LoadVectors(kVocabDir + kLlamaSpm);
+  const std::vector<VectorCase> cases = LoadVectors(kVocabDir + kLlamaSpmFile);
   ASSERT_GT(cases.size(), 10u);
   int passed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -48,34 +49,16 @@ TEST(SpmTokenizerTest, MatchesLlamaCppVectors) {
 }
 
 TEST(SpmTokenizerTest, VectorsRoundTrip) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
-  for (const VectorCase& c : LoadVectors(kVocabDir + kLlamaSpm)) {
+  for (const VectorCase& c : LoadVectors(kVocabDir + kLlamaSpmFile)) {
     EXPECT_EQ(tokenizer->Decode(tokenizer->Encode(c.text, false)), c.text);
     EXPECT_EQ(tokenizer->Decode(tokenizer->Encode(c.text, true)), c.text);
   }
 }
 
-void AppendUtf8(std::string& s, uint32_t cp) {
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xc0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xe0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    s += static_cast<char>(0xf0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
 TEST(SpmTokenizerTest, RandomUtf8RoundTrips) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
   std::mt19937 rng(1234);
   for (int iter = 0; iter < 300; ++iter) {
@@ -111,14 +94,14 @@ TEST(SpmTokenizerTest, RandomUtf8RoundTrips) {
 }
 
 TEST(SpmTokenizerTest, InvalidUtf8RoundTripsAsBytes) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
   const std::string text = "a\xff\xc3 b\xe2\x82 \x80z\xf0\x9f";
   EXPECT_EQ(tokenizer->Decode(tokenizer->Encode(text, false)), text);
 }
 
 TEST(SpmTokenizerTest, ControlTokenTextStaysText) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
   EXPECT_EQ(tokenizer->bos_id(), 1);
   EXPECT_EQ(tokenizer->eos_id(), 2);
@@ -134,7 +117,7 @@ TEST(SpmTokenizerTest, ControlTokenTextStaysText) {
 }
 
 TEST(SpmTokenizerTest, BosEosAndDecode) {
-  auto tokenizer = LoadTokenizer(kLlamaSpm);
+  auto tokenizer = LoadTokenizer(kLlamaSpmFile);
   ASSERT_NE(tokenizer, nullptr);
   EXPECT_EQ(tokenizer->n_vocab(), 32000);
   EXPECT_THAT(tokenizer->Encode("", true), ElementsAre(1));

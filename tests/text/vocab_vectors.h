@@ -29,4 +29,8 @@ std::unique_ptr<Tokenizer> LoadTokenizer(const std::string& name);
 // "1 2 3 " for failure messages.
 std::string Ids(const std::vector<int32_t>& ids);
 
+// Appends code point cp (below 0x110000) to s in UTF-8, as RFC 3629's
+// table says: the random texts' encoder, written apart from text/utf8.h.
+void AppendUtf8(std::string& s, uint32_t cp);
+
 }  // namespace swiftlet::testing

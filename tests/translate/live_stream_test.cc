@@ -11,6 +11,7 @@
 #include "api/errors.h"
 #include "api/translate_codec.h"
 #include "gguf/gguf_file.h"
+#include "llama_spm_tokenizer.h"
 #include "scripted_engine.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
@@ -18,16 +19,12 @@
 namespace swiftlet::translate {
 namespace {
 
-const std::string kLlamaSpm = SWIFTLET_SHARED_DIR "/testdata/vocab/ggml-vocab-llama-spm.gguf";
 
 class LiveStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto file = GgufFile::Open(kLlamaSpm);
-    ASSERT_TRUE(file.ok()) << file.status();
-    auto t = Tokenizer::FromGguf(**file);
-    ASSERT_TRUE(t.ok());
-    tokenizer_ = std::move(*t);
+    tokenizer_ = LlamaSpmTokenizer();
+    ASSERT_NE(tokenizer_, nullptr);
     chat_ = ChatTemplate::Of(ChatTemplateKind::kLlama2, "<s>", "</s>");
     service_ = std::make_unique<TranslationService>(engine_, *tokenizer_, chat_, LanguageTable::BuiltIn(), nullptr,
                                                     metrics_, TranslationServiceConfig{"m"}, &clock_);

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "gguf/gguf_file.h"
+#include "llama_spm_tokenizer.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "translate/languages.h"
@@ -13,19 +13,8 @@
 namespace swiftlet::translate {
 namespace {
 
-const std::string kLlamaSpm = SWIFTLET_SHARED_DIR "/testdata/vocab/ggml-vocab-llama-spm.gguf";
-
-std::unique_ptr<Tokenizer> LoadTokenizer() {
-  auto file = GgufFile::Open(kLlamaSpm);
-  EXPECT_TRUE(file.ok()) << file.status() << " (the shared test data must sit beside the checkout)";
-  if (!file.ok()) return nullptr;
-  auto t = Tokenizer::FromGguf(**file);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? std::move(*t) : nullptr;
-}
-
 TEST(PromptLayoutTest, SharedPartPlusEachBranchIsThatLanguagesWholePrompt) {
-  auto tokenizer = LoadTokenizer();
+  auto tokenizer = LlamaSpmTokenizer();
   ASSERT_NE(tokenizer, nullptr);
   const LanguageTable& langs = LanguageTable::BuiltIn();
   for (ChatTemplateKind kind : {ChatTemplateKind::kLlama2, ChatTemplateKind::kChatML, ChatTemplateKind::kGemma}) {

@@ -13,21 +13,18 @@
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "translate/protected_spans.h"
+#include "llama_spm_tokenizer.h"
 #include "scripted_engine.h"
 
 namespace swiftlet::translate {
 namespace {
 
-const std::string kLlamaSpm = SWIFTLET_SHARED_DIR "/testdata/vocab/ggml-vocab-llama-spm.gguf";
 
 class TranslationServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto file = GgufFile::Open(kLlamaSpm);
-    ASSERT_TRUE(file.ok()) << file.status();
-    auto t = Tokenizer::FromGguf(**file);
-    ASSERT_TRUE(t.ok());
-    tokenizer_ = std::move(*t);
+    tokenizer_ = LlamaSpmTokenizer();
+    ASSERT_NE(tokenizer_, nullptr);
     chat_ = ChatTemplate::Of(ChatTemplateKind::kLlama2, "<s>", "</s>");
     service_ = std::make_unique<TranslationService>(engine_, *tokenizer_, chat_, LanguageTable::BuiltIn(), &cache_,
                                                     metrics_, TranslationServiceConfig{"m"}, &clock_);
