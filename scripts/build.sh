@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds one build tree: scripts/build.sh [DIR [CMAKE ARGS...]]
 #
-# A unity build (CMake compiles each target's sources in batches of 8, one
-# file including the others): the headers a batch shares are parsed once,
-# which halves the time two cores take to build the tree (README.md,
-# "Building", has the figures). -DCMAKE_UNITY_BUILD=OFF among the arguments builds file
-# by file (a file's own includes are then all it sees).
+# A unity build (CMake compiles each target's sources in batches of 8):
+# the headers a batch shares are parsed once, which halves the time two
+# cores take to build the tree (README.md, "Building", has the figures).
+# -DCMAKE_UNITY_BUILD=OFF among the arguments builds file by file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
