@@ -167,6 +167,13 @@ class MultiModel(unittest.TestCase):
         status, body = call(self.server, "POST", "/v1/models/b/load")
         self.assertEqual(status, 200, body)
         self.assertEqual(json.loads(body)["state"], "hot")
+        # A request holds its model until the server is done with it, which
+        # can be just after its client has read the response (test_2's last
+        # one): unloading is refused until then (409, "in flight").
+        deadline = time.monotonic() + 10
+        while models(self.server)[0]["b"]["requests_in_flight"] > 0:
+            self.assertLess(time.monotonic(), deadline, "b's requests never ended")
+            time.sleep(0.01)
         status, body = call(self.server, "POST", "/v1/models/b/unload")
         self.assertEqual(status, 200, body)
         self.assertEqual(json.loads(body)["state"], "cold")
