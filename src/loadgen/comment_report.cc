@@ -5,19 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/number_format.h"
 #include "core/str_cat.h"
 #include "loadgen/svg_chart.h"
 
 namespace swiftlet::loadgen {
 namespace {
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string Ms(double ns) { return Fixed(ns / 1e6, 0); }
+std::string MsText(double ns) { return Fixed(ns / 1e6, 0); }
 
 nlohmann::json LatencyJson(const LatencySummary& s) {
   return {{"count", s.count}, {"mean_ms", s.mean_ns / 1e6}, {"p50_ms", s.p50_ns / 1e6}, {"p95_ms", s.p95_ns / 1e6},
@@ -41,8 +36,8 @@ std::string FormatCommentPoint(const CommentSweepParameters& p, const CommentPoi
                 "/s)\n",
                 "  translations  ", r.items, ": ", r.items_dropped, " dropped, ", r.items_refused, " refused, ",
                 r.items_failed, " failed (", Fixed(r.drop_rate_pct, 1), "% not delivered)\n",
-                "  all K in      p50 ", Ms(r.latency.p50_ns), " ms, p95 ", Ms(r.latency.p95_ns), " ms, p99 ",
-                Ms(r.latency.p99_ns), " ms (", r.latency.count, " comments with every language)\n");
+                "  all K in      p50 ", MsText(r.latency.p50_ns), " ms, p95 ", MsText(r.latency.p95_ns), " ms, p99 ",
+                MsText(r.latency.p99_ns), " ms (", r.latency.count, " comments with every language)\n");
 }
 
 std::string FormatCommentTable(const CommentSweepParameters& p, const std::vector<CommentPoint>& points) {
@@ -53,8 +48,8 @@ std::string FormatCommentTable(const CommentSweepParameters& p, const std::vecto
     const CommentReport& r = pt.report;
     char line[200];
     std::snprintf(line, sizeof line, "%11.2f  %9.2f  %11.2f  %12.1f%%  %6s  %6s  %6s\n", pt.comment_rate,
-                  r.offered_per_s, r.within_budget_per_s, r.drop_rate_pct, Ms(r.latency.p50_ns).c_str(),
-                  Ms(r.latency.p95_ns).c_str(), Ms(r.latency.p99_ns).c_str());
+                  r.offered_per_s, r.within_budget_per_s, r.drop_rate_pct, MsText(r.latency.p50_ns).c_str(),
+                  MsText(r.latency.p95_ns).c_str(), MsText(r.latency.p99_ns).c_str());
     out += line;
   }
   return out;
@@ -112,7 +107,7 @@ std::string CommentReportHtml(const CommentSweepParameters& p, const std::vector
     const CommentReport& r = pt.report;
     rows += StrCat("<tr><td>", Fixed(pt.comment_rate, 2), "</td><td>", Fixed(r.offered_per_s, 2), "</td><td>",
                    Fixed(r.within_budget_per_s, 2), "</td><td>", Fixed(r.drop_rate_pct, 1), "%</td><td>",
-                   Ms(r.latency.p50_ns), "</td><td>", Ms(r.latency.p95_ns), "</td><td>", Ms(r.latency.p99_ns),
+                   MsText(r.latency.p50_ns), "</td><td>", MsText(r.latency.p95_ns), "</td><td>", MsText(r.latency.p99_ns),
                    "</td></tr>\n");
   }
   return StrCat(

@@ -1,8 +1,8 @@
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "core/clock.h"
+#include "core/number_format.h"
 #include "loadgen/report.h"
 #include "loadgen/svg_chart.h"
 
@@ -12,12 +12,6 @@ namespace {
 constexpr size_t kMaxCdfPoints = 400;
 constexpr size_t kMaxDots = 2000;
 
-
-std::string Fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // (value, percentage of samples <= value), at most kMaxCdfPoints of them.
 std::vector<std::pair<double, double>> Cdf(std::vector<double> values) {

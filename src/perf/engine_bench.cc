@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/number_format.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu_features.h"
@@ -105,12 +106,6 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UIN
 std::string GiB(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return buf;
-}
-
-std::string Fixed(double v, int digits = 1) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
   return buf;
 }
 
@@ -231,7 +226,7 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
     SWIFTLET_ASSIGN_OR_RETURN(report.limits,
                               MeasureMachineLimits(pool, MachineLimitsOptions{o.quick_limits}));
   }
-  say(StrCat("read ", Fixed(report.limits.read_bandwidth_gbs), " GB/s, int8 ",
+  say(StrCat("read ", Fixed(report.limits.read_bandwidth_gbs, 1), " GB/s, int8 ",
              Fixed(report.limits.int8_peak_gops, 0), " GOPS, fp32 ",
              Fixed(report.limits.fp32_peak_gflops, 0), " GFLOPS"));
 
@@ -278,7 +273,7 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
     report.results.push_back(std::move(r));
     SWIFTLET_RETURN_IF_ERROR(remeasure());
   }
-  say(StrCat("read bandwidth: best ", Fixed(report.limits.read_bandwidth_gbs), " GB/s of ",
+  say(StrCat("read bandwidth: best ", Fixed(report.limits.read_bandwidth_gbs, 1), " GB/s of ",
              report.limits.read_measurements, " measurements"));
   for (size_t i = 0; i < plan.tests.size(); ++i) {
     const EngineBenchTest& test = plan.tests[i];

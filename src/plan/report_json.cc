@@ -7,19 +7,19 @@
 namespace swiftlet::plan {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
-Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
-Json Target(double s) { return s > 0 ? Json(s * 1e3) : Json(nullptr); }
+OrderedJson Optional(const std::optional<double>& v) { return v ? OrderedJson(*v) : OrderedJson(nullptr); }
+OrderedJson Target(double s) { return s > 0 ? OrderedJson(s * 1e3) : OrderedJson(nullptr); }
 
-Json Roofline(const RooflineTime& t) {
+OrderedJson Roofline(const RooflineTime& t) {
   return {{"memory_ms", t.memory_s * 1e3},
           {"compute_ms", t.compute_s * 1e3},
           {"ms", t.seconds * 1e3},
           {"bound", t.compute_bound ? "compute" : "memory"}};
 }
 
-Json Batch(const BatchRow& b) {
+OrderedJson Batch(const BatchRow& b) {
   const ServingPoint& p = b.point;
   return {{"batch", b.batch},
           {"roofline", Roofline(b.roofline)},
@@ -42,9 +42,9 @@ std::string PlanJson(const PlanReport& r) {
   const Hardware& hw = in.hardware;
   const Calibration& cal = in.calibration;
 
-  Json decode = Json::array();
+  OrderedJson decode = OrderedJson::array();
   for (const auto& [batch, f] : cal.efficiency.decode) decode.push_back({{"batch", batch}, {"factor", f}});
-  Json points = Json::array();
+  OrderedJson points = OrderedJson::array();
   for (const CalibrationPoint& p : cal.points) {
     points.push_back({{"file", p.file},
                       {"what", p.what},
@@ -52,9 +52,9 @@ std::string PlanJson(const PlanReport& r) {
                       {"modelled", p.modelled},
                       {"factor", p.factor}});
   }
-  Json batches = Json::array();
+  OrderedJson batches = OrderedJson::array();
   for (const BatchRow& b : r.batches) batches.push_back(Batch(b));
-  Json sites = Json::array();
+  OrderedJson sites = OrderedJson::array();
   for (const SitePlan& s : r.sites) {
     sites.push_back({{"name", s.name},
                      {"share", s.share},
@@ -67,14 +67,14 @@ std::string PlanJson(const PlanReport& r) {
                      {"link_mbps", Optional(s.link_mbps)},
                      {"transfer_seconds", Optional(s.transfer_s)}});
   }
-  Json curve = Json::array();
+  OrderedJson curve = OrderedJson::array();
   for (const CostPoint& c : r.cost_curve) {
     curve.push_back({{"load_req_s", c.load_req_s},
                      {"devices", c.devices},
                      {"cost_per_hour", c.cost_per_hour},
                      {"cost_per_1k_tokens", c.cost_per_1k_tokens}});
   }
-  Json at_slo = nullptr;
+  OrderedJson at_slo = nullptr;
   if (r.feasible) {
     at_slo = Batch(r.at_slo);
     at_slo["replica_req_s"] = r.replica_req_s;
@@ -82,7 +82,7 @@ std::string PlanJson(const PlanReport& r) {
     at_slo["device_tok_s"] = r.device_tok_s;
   }
 
-  Json doc = {
+  OrderedJson doc = {
       {"model",
        {{"name", in.model_name},
         {"weight_format", m.weight_format},
@@ -153,7 +153,7 @@ std::string PlanJson(const PlanReport& r) {
         {"roofline", Roofline(r.prefill_roofline)},
         {"ms", r.prefill_s * 1e3}}},
       {"feasible", r.feasible},
-      {"infeasible_reason", r.feasible ? Json(nullptr) : Json(r.infeasible_reason)},
+      {"infeasible_reason", r.feasible ? OrderedJson(nullptr) : OrderedJson(r.infeasible_reason)},
       {"at_slo", at_slo},
       {"sites", sites},
       {"totals",
@@ -166,7 +166,7 @@ std::string PlanJson(const PlanReport& r) {
       {"batches", batches},
       {"cost_curve", curve},
       {"notes", r.notes}};
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return doc.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }
 
 }  // namespace swiftlet::plan

@@ -1,10 +1,10 @@
 #include "probe/probe_report.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
+#include "core/number_format.h"
 #include "core/str_cat.h"
 
 namespace swiftlet::probe {
@@ -13,12 +13,6 @@ namespace {
 // Sizes the sizing rule is shown for: a small model's weights, a large
 // one's, and a large one with its KV cache snapshot.
 constexpr double kSizingGb[] = {1, 10, 100};
-
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
 
 std::string Duration(double seconds) {
   if (seconds < 120) return StrCat(Fixed(seconds, 1), " s");

@@ -2,12 +2,9 @@
 
 #include <span>
 
+#include "text/utf8.h"
+
 namespace swiftlet {
-namespace {
-
-constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
-
-}  // namespace
 
 void Utf8Sanitizer::Reset() {
   held_.clear();
@@ -38,7 +35,7 @@ void Utf8Sanitizer::Append(std::string_view bytes, std::string& out) {
         needed_ = 3;
         held_ += static_cast<char>(b);
       } else {
-        out += kReplacement;
+        out += kReplacementUtf8;
       }
       continue;
     }
@@ -46,7 +43,7 @@ void Utf8Sanitizer::Append(std::string_view bytes, std::string& out) {
       // The held bytes are one ill-formed subpart; `b` starts afresh, so it
       // is looked at again without advancing.
       Reset();
-      out += kReplacement;
+      out += kReplacementUtf8;
       continue;
     }
     ++i;
@@ -61,7 +58,7 @@ void Utf8Sanitizer::Append(std::string_view bytes, std::string& out) {
 }
 
 void Utf8Sanitizer::Finish(std::string& out) {
-  if (needed_ != 0) out += kReplacement;
+  if (needed_ != 0) out += kReplacementUtf8;
   Reset();
 }
 

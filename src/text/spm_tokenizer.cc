@@ -11,8 +11,6 @@
 namespace swiftlet {
 namespace {
 
-constexpr std::string_view kSpaceMarker = "\xe2\x96\x81";  // U+2581 "▁"
-
 // Length of the UTF-8 character at the start of `s`, or 1 when the bytes there
 // do not form a valid one (so invalid input still round-trips byte by byte).
 size_t Utf8CharLength(std::string_view s) {

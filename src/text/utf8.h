@@ -13,6 +13,14 @@
 
 namespace swiftlet {
 
+// U+FFFD, which stands in for what is not well-formed: as a code point and
+// as its UTF-8 bytes.
+inline constexpr char32_t kReplacementChar = 0xfffd;
+inline constexpr std::string_view kReplacementUtf8 = "\xef\xbf\xbd";
+
+// U+2581 "▁", the word-start marker of SentencePiece-style vocabularies.
+inline constexpr std::string_view kSpaceMarker = "\xe2\x96\x81";
+
 // The length (1..4) of the well-formed character at the start of `s`, with
 // its code point in `*cp` (when not null); 0 when `s` is empty or does not
 // start with one.

@@ -13,8 +13,6 @@
 namespace swiftlet {
 namespace {
 
-constexpr std::string_view kSpaceMarker = "\xe2\x96\x81";  // U+2581 "▁"
-constexpr char32_t kReplacement = 0xfffd;
 // Hugging Face's WordPiece max_input_chars_per_word.
 constexpr size_t kMaxWordChars = 100;
 
@@ -24,9 +22,9 @@ std::vector<char32_t> DecodeUtf8(std::string_view s) {
   std::vector<char32_t> out;
   out.reserve(s.size());
   while (!s.empty()) {
-    char32_t cp = kReplacement;
+    char32_t cp = kReplacementChar;
     const size_t n = NextUtf8(s, &cp);
-    out.push_back(n == 0 ? kReplacement : cp);
+    out.push_back(n == 0 ? kReplacementChar : cp);
     s.remove_prefix(n == 0 ? 1 : n);
   }
   return out;
@@ -168,7 +166,7 @@ WpmTokenizer::WpmTokenizer(Vocab vocab, int32_t sep_id)
 std::vector<std::string> WpmTokenizer::SplitWords(std::string_view text) const {
   std::vector<char32_t> cps;
   for (char32_t cp : DecodeUtf8(text)) {
-    if (cp == 0 || cp == kReplacement || IsControl(cp)) continue;
+    if (cp == 0 || cp == kReplacementChar || IsControl(cp)) continue;
     cps.push_back(cp);
   }
   if (uncased_) cps = Nfd(cps);

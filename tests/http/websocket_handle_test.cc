@@ -42,12 +42,12 @@ class FakeSession : public WsPort {
   bool shut = false;
 };
 
-struct Fixture {
-  explicit Fixture(size_t soft = 10, size_t hard = 20)
+struct HandleFixture {
+  explicit HandleFixture(size_t soft = 10, size_t hard = 20)
       : session(std::make_shared<FakeSession>()),
         state(std::make_shared<WsSendState>(soft, hard)),
         handle(std::make_unique<WebSocketHandle>(session, state)) {}
-  ~Fixture() {  // Posted closures hold the session: drop them to break the cycle.
+  ~HandleFixture() {  // Posted closures hold the session: drop them to break the cycle.
     handle.reset();
     session->queue.clear();
   }
@@ -57,7 +57,7 @@ struct Fixture {
 };
 
 TEST(WebSocketHandleTest, SoftLimitSaysSlowDownHardLimitCloses) {
-  Fixture f(10, 20);
+  HandleFixture f(10, 20);
   EXPECT_TRUE(f.handle->SendText("12345678"));   // 8
   EXPECT_FALSE(f.handle->SendText("12345678"));  // 16: queued, past soft
   EXPECT_FALSE(f.handle->closed());
@@ -74,7 +74,7 @@ TEST(WebSocketHandleTest, SoftLimitSaysSlowDownHardLimitCloses) {
 }
 
 TEST(WebSocketHandleTest, CloseFollowsEarlierSendsAndRefusesLaterOnes) {
-  Fixture f(100, 200);
+  HandleFixture f(100, 200);
   EXPECT_TRUE(f.handle->SendText("a"));
   EXPECT_TRUE(f.handle->SendText(""));  // An empty message is still a message.
   f.handle->Close(4001, "done");
@@ -88,7 +88,7 @@ TEST(WebSocketHandleTest, CloseFollowsEarlierSendsAndRefusesLaterOnes) {
 
 TEST(WebSocketHandleTest, CodesThatMayNotBeSentBecomeNormal) {
   for (int code : {0, 999, 1004, 1005, 1006, 1015, 2999, 5000}) {
-    Fixture f;
+    HandleFixture f;
     f.handle->Close(code, "");
     f.session->RunAll();
     ASSERT_EQ(f.session->events.size(), 1u);
@@ -97,27 +97,27 @@ TEST(WebSocketHandleTest, CodesThatMayNotBeSentBecomeNormal) {
 }
 
 TEST(WebSocketHandleTest, ReleasingAnOpenHandleClosesNormally) {
-  Fixture f;
+  HandleFixture f;
   f.handle->SendText("bye");
   f.handle.reset();
   f.session->RunAll();
   EXPECT_EQ(f.session->events, (std::vector<std::string>{"send:bye", "close:1000:"}));
 
-  Fixture closed;  // Already closed: nothing more.
+  HandleFixture closed;  // Already closed: nothing more.
   closed.state->MarkClosed();
   closed.handle.reset();
   EXPECT_TRUE(closed.session->queue.empty());
 }
 
 TEST(WebSocketHandleTest, SendAfterTheIoShutDownIsRefusedAndUncounted) {
-  Fixture f;
+  HandleFixture f;
   f.session->shut = true;
   EXPECT_FALSE(f.handle->SendText("lost"));
   EXPECT_EQ(f.handle->buffered_bytes(), 0u);
 }
 
 TEST(WebSocketHandleTest, HardLimitHoldsForOneHugeMessage) {
-  Fixture f(10, 20);
+  HandleFixture f(10, 20);
   EXPECT_FALSE(f.handle->SendText(std::string(21, 'x')));
   EXPECT_TRUE(f.handle->closed());
   EXPECT_EQ(f.handle->buffered_bytes(), 0u);

@@ -8,7 +8,7 @@
 namespace swiftlet {
 namespace {
 
-constexpr KernelIsa kAll[] = {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512,
+constexpr KernelIsa kAllIsas[] = {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512,
                               KernelIsa::kAvx512Vnni};
 
 CpuFeatures Haswell() { return {.avx2 = true}; }
@@ -42,12 +42,12 @@ TEST(ChooseKernelIsaTest, ACapFallsToTheBestSupportedVariantBelowIt) {
 
 TEST(ChooseKernelIsaTest, NeverAVariantTheCpuLacksWhateverTheCap) {
   for (const CpuFeatures& f : {CpuFeatures{}, Haswell(), AlderLake(), SkylakeX(), IceLake(), Zen5()}) {
-    for (KernelIsa cap : kAll) {
+    for (KernelIsa cap : kAllIsas) {
       const KernelIsa chosen = ChooseKernelIsa(f, KernelIsaName(cap));
       EXPECT_TRUE(Supports(f, chosen)) << KernelIsaName(chosen) << " under cap " << KernelIsaName(cap);
       EXPECT_LE(chosen, cap);
       // Nothing better the CPU runs lies between the choice and the cap.
-      for (KernelIsa isa : kAll) {
+      for (KernelIsa isa : kAllIsas) {
         if (isa > chosen && isa <= cap) {
           EXPECT_FALSE(Supports(f, isa)) << KernelIsaName(isa);
         }
