@@ -21,42 +21,20 @@ echo "== build (RelWithDebInfo without debug info) at $((SECONDS - start)) s" >&
 # stack traces).
 scripts/build.sh build -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
 scripts/bundled_model.sh
-
-echo "== tests, with the ASan + UBSan build beside them at $((SECONDS - start)) s" >&2
-# The sanitizer tree (clang) builds while the tests run, at the lowest
-# priority: the tests leave about a fifth of the two cores idle (waiting on
-# servers, sockets, timers), and nice 19 hands the cores back whenever a
-# test wants them. Its output goes to build-asan/build.log, shown if it
-# fails. The benchmarks are not tests: the sanitizer build skips them, and
-# the CUDA backend (compiled and tested by the build above; nvcc takes no
-# sanitizer flags). The fuzz targets build there too, on the same libraries
-# (the ones they fuzz carry coverage instrumentation): one clang tree, not
-# two.
-# In a session of its own (setsid), so that a failure below can stop all of
-# it (its process group). A new session is also a new scheduler autogroup,
-# which shares the cores evenly with the tests' whatever its nice value:
-# the autogroup itself gets nice 19 (where the kernel has autogroups),
-# else the build took half the cores and slowed the tests by a third.
-mkdir -p build-asan
-setsid -w bash -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' lowest \
-  env CXX=clang++ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_FUZZ=ON \
-  -DSWIFTLET_BENCH=OFF -DSWIFTLET_CUDA=OFF >build-asan/build.log 2>&1 &
-asan_build=$!
-trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT
+echo "== tests at $((SECONDS - start)) s" >&2
 ctest --test-dir build --output-on-failure -j2
 # The tests' scratch files (generated models, server logs: ~1.4 GB) are
 # kept when a test fails, to look at, and dropped once all passed: CI
 # machines have had little free disk, and the next builds need it.
 rm -rf build/test-tmp && mkdir build/test-tmp
 
-echo "== the ASan + UBSan build, alone from $((SECONDS - start)) s" >&2
-if ! wait "$asan_build"; then
-  tail -n 80 build-asan/build.log >&2
-  echo "test: the sanitizer build failed (build-asan/build.log)" >&2
-  exit 1
-fi
-trap - EXIT
-echo "== tests (ASan + UBSan) at $((SECONDS - start)) s" >&2
+echo "== build (ASan + UBSan, with the fuzz targets) at $((SECONDS - start)) s" >&2
+# The benchmarks are not tests: the sanitizer build skips them, and the CUDA
+# backend (compiled and tested by the build above; nvcc takes no sanitizer
+# flags). The fuzz targets build here too, on the same libraries (the ones
+# they fuzz carry coverage instrumentation): one clang tree, not two.
+CXX=clang++ scripts/build.sh build-asan -DSWIFTLET_SANITIZE=ON -DSWIFTLET_FUZZ=ON \
+  -DSWIFTLET_BENCH=OFF -DSWIFTLET_CUDA=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 rm -rf build-asan/test-tmp && mkdir build-asan/test-tmp
