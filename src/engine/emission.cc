@@ -81,17 +81,33 @@ void Engine::CompleteIfDone(Active& a) {
   a.completed = true;
 }
 
+void Engine::StartDecoding(const Active& a, Choice& c) {
+  if (c.sampler != nullptr) return;
+  SamplingParams p = a.request.options.sampling;
+  p.seed += static_cast<uint64_t>(c.index);
+  c.sampler = std::make_unique<Sampler>(p);
+  // The output continues the prompt: its leading space is part of the text.
+  c.detok = std::make_unique<IncrementalDetokenizer>(tokenizer_, /*strip_leading_space=*/false);
+  c.stop = std::make_unique<StopMatcher>(a.request.options.stop);
+}
+
+bool Engine::TakesArgMax(const Active& a, const Choice& c) const {
+  // Logprobs read the logits, and before min_tokens the ids that would end
+  // the choice are masked out of them first.
+  const RequestOptions& o = a.request.options;
+  return SamplesArgMax(o.sampling) && o.top_logprobs < 0 && c.n_output >= o.min_tokens;
+}
+
+void Engine::TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now) {
+  if (c.finished) return;
+  StartDecoding(a, c);
+  EmitToken(a, c, id, nullptr, now);
+}
+
 void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
   if (c.finished) return;
   const int64_t n_vocab = model_.config().n_vocab;
-  if (c.sampler == nullptr) {
-    SamplingParams p = a.request.options.sampling;
-    p.seed += static_cast<uint64_t>(c.index);
-    c.sampler = std::make_unique<Sampler>(p);
-    // The output continues the prompt: its leading space is part of the text.
-    c.detok = std::make_unique<IncrementalDetokenizer>(tokenizer_, /*strip_leading_space=*/false);
-    c.stop = std::make_unique<StopMatcher>(a.request.options.stop);
-  }
+  StartDecoding(a, c);
   thread_local std::vector<float> scratch;
   scratch.assign(logits, logits + n_vocab);
   const RequestOptions& o = a.request.options;

@@ -193,7 +193,16 @@ class Engine final : public RequestQueue {
   // preemption.
   void Unstart(Active& a);
   int64_t RunningSequences() const;
+  // A choice's sampler, detokenizer and stop matcher, made before its
+  // first token.
+  void StartDecoding(const Active& a, Choice& c);
+  // Whether the choice's next token is its logits' argmax and nothing else
+  // reads them: its row goes in Batch::argmax_rows, and TakeArgMax takes
+  // the id instead of Sample drawing from the logits.
+  bool TakesArgMax(const Active& a, const Choice& c) const;
+  void TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now);
   void Sample(Active& a, Choice& c, const float* logits, int64_t now);
+  // `logits` may be null when the request asks for no logprobs.
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
   void CompleteIfDone(Active& a);

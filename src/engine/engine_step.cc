@@ -232,12 +232,14 @@ bool Engine::Step() {
   (void)PlanStep(demands, config_.scheduler, cost, feed);
 
   // The batch: each fed choice's next tokens; the last position of a
-  // choice's known tokens wants logits.
+  // choice's known tokens wants logits, or only their argmax.
   Batch& batch = parts_->batch;
   batch = Batch();
   struct Output {
     Active* a;
     Choice* c;
+    bool argmax;  // Its result is out.argmax[row], else out.Row(row).
+    int64_t row;
   };
   std::vector<Output> outputs;
   std::vector<Active*> pooled_rows;  // The owner of each hidden row.
@@ -261,8 +263,13 @@ bool Engine::Step() {
       }
       // A group's shared part wants no logits: its branches follow.
       const bool last = pos == n_tokens - 1 && !(s.a->HasBranches() && !s.a->prompt_done);
-      batch.Add(c.tokens[pos], static_cast<int32_t>(pos), c.seq, last);
-      if (last) outputs.push_back({s.a, &c});
+      const bool argmax = last && TakesArgMax(*s.a, c);
+      batch.Add(c.tokens[pos], static_cast<int32_t>(pos), c.seq, last && !argmax);
+      if (argmax) batch.argmax_rows.push_back(static_cast<int32_t>(batch.size() - 1));
+      if (last) {
+        const std::vector<int32_t>& rows = argmax ? batch.argmax_rows : batch.output_rows;
+        outputs.push_back({s.a, &c, argmax, static_cast<int64_t>(rows.size()) - 1});
+      }
     }
   }
   if (batch.size() == 0) {
@@ -335,10 +342,16 @@ bool Engine::Step() {
         ForkBranches(*s.a, now);
       }
     }
-    for (size_t r = 0; r < outputs.size(); ++r) {
-      Active& a = *outputs[r].a;
-      Choice& c = *outputs[r].c;
-      const float* logits = parts_->out.Row(static_cast<int64_t>(r));
+    for (const Output& o : outputs) {
+      Active& a = *o.a;
+      Choice& c = *o.c;
+      auto sample = [&](Choice& x) {
+        if (o.argmax) {
+          TakeArgMax(a, x, parts_->out.argmax[static_cast<size_t>(o.row)], now);
+        } else {
+          Sample(a, x, parts_->out.Row(o.row), now);
+        }
+      };
       if (!a.prompt_done) {
         // The prompt is in: fork the other choices off it; all sample from
         // this row.
@@ -359,9 +372,9 @@ bool Engine::Step() {
           }
           a.choices.push_back(std::move(f));
         }
-        for (Choice& x : a.choices) Sample(a, x, logits, now);
+        for (Choice& x : a.choices) sample(x);
       } else {
-        Sample(a, c, logits, now);
+        sample(c);
       }
     }
   }

@@ -57,13 +57,24 @@ absl::Status ValidateSamplingParams(const SamplingParams& p) {
   return absl::OkStatus();
 }
 
+namespace {
+
+bool Penalizes(const SamplingParams& p) {
+  const bool penalty = p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
+                       p.frequency_penalty != 0.0f;
+  return penalty && p.penalty_last_n != 0;
+}
+
+}  // namespace
+
+bool SamplesArgMax(const SamplingParams& params) {
+  return params.temperature == 0.0f && !Penalizes(params);
+}
+
 Sampler::Sampler(const SamplingParams& params)
     : params_(params), rng_(params.seed) {
   SWIFTLET_CHECK(ValidateSamplingParams(params).ok());
-  const bool penalize = params.repetition_penalty != 1.0f ||
-                        params.presence_penalty != 0.0f ||
-                        params.frequency_penalty != 0.0f;
-  if (penalize && params.penalty_last_n != 0) {
+  if (Penalizes(params)) {
     processors_.push_back(std::make_unique<PenaltyProcessor>(
         params.repetition_penalty, params.presence_penalty,
         params.frequency_penalty, params.penalty_last_n));

@@ -44,6 +44,11 @@ struct SamplingParams {
 // presence_penalty and frequency_penalty [-2, 2], penalty_last_n >= -1.
 absl::Status ValidateSamplingParams(const SamplingParams& params);
 
+// Whether a Sampler made with `params` returns the argmax of the logits as
+// given (temperature 0, no penalty), until a processor is added: the logits
+// need not leave the device then (Batch::argmax_rows).
+bool SamplesArgMax(const SamplingParams& params);
+
 // A token id with its (unnormalized) probability in the last draw.
 struct TokenProb {
   int32_t id;

@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/thread_pool.h"
 #include "kernels/activation_quantize.h"
+#include "kernels/argmax.h"
 #include "kernels/attention_ops.h"
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"
@@ -215,6 +216,11 @@ class CpuBackend final : public Backend {
 
   void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) override {
     for (int64_t i = 0; i < count; ++i) std::copy_n(x + rows[i] * n, n, out + i * n);
+  }
+
+  void ArgMax(const float* x, int64_t n, int64_t n_rows, int32_t* out) override {
+    SWIFTLET_CHECK(n > 0);
+    for (int64_t t = 0; t < n_rows; ++t) out[t] = ArgMaxRow(x + t * n, n);
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {

@@ -19,6 +19,12 @@ struct Batch {
   // what embeddings pool) are returned, in this order. A row may be in
   // both lists.
   std::vector<int32_t> hidden_rows;
+  // Indices into tokens whose logits' argmax is returned instead of the
+  // logits (Backend::ArgMax: ties to the lowest id, as Sampler's
+  // temperature 0): a greedy sequence's next token costs one id off the
+  // device, not n_vocab floats. A row may be in both this list and
+  // output_rows.
+  std::vector<int32_t> argmax_rows;
 
   void Add(int32_t token, int32_t position, int32_t slot, bool output, bool hidden = false) {
     if (output) output_rows.push_back(static_cast<int32_t>(tokens.size()));
@@ -32,12 +38,13 @@ struct Batch {
 
 // Results of a forward pass: one row of n_vocab logits per
 // Batch::output_rows entry, one row of n_embd hidden values per
-// Batch::hidden_rows entry.
+// Batch::hidden_rows entry, one token id per Batch::argmax_rows entry.
 struct ForwardOutput {
   std::vector<float> values;
   int64_t row_size = 0;
   std::vector<float> hidden;
   int64_t hidden_row_size = 0;
+  std::vector<int32_t> argmax;
   const float* Row(int64_t i) const { return values.data() + i * row_size; }
   const float* HiddenRow(int64_t i) const { return hidden.data() + i * hidden_row_size; }
 };

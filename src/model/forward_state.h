@@ -55,9 +55,11 @@ struct ForwardContext::State {
   DeviceArray<float> x, h, q, k, v, attn, gate, up, tmp, out_rows, hidden, logits;
   // A step's indices, built on the host and uploaded once: token ids,
   // positions, the block tables of the batch's sequences (KvBatch), and the
-  // rows asked for.
-  DeviceArray<int32_t> tokens, positions, tables, table_start, output_rows, hidden_rows;
-  std::vector<int32_t> host_tables, host_table_start;
+  // rows asked for (logit_rows: the output rows, then the argmax rows).
+  DeviceArray<int32_t> tokens, positions, tables, table_start, logit_rows, hidden_rows;
+  std::vector<int32_t> host_tables, host_table_start, host_logit_rows;
+  // The argmax rows' token ids.
+  DeviceArray<int32_t> argmax;
 };
 
 }  // namespace swiftlet

@@ -266,7 +266,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
     }
     SWIFTLET_RETURN_IF_ERROR(cache.CheckWritable(batch.slots[t], batch.positions[t]));
   }
-  for (const auto* rows : {&batch.output_rows, &batch.hidden_rows}) {
+  for (const auto* rows : {&batch.output_rows, &batch.hidden_rows, &batch.argmax_rows}) {
     for (int32_t r : *rows) {
       if (r < 0 || r >= n) return absl::InvalidArgumentError("output row outside the batch");
     }
@@ -279,6 +279,12 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   const float eps = static_cast<float>(c.rms_eps);
   const int64_t n_out = static_cast<int64_t>(batch.output_rows.size());
   const int64_t n_hidden = static_cast<int64_t>(batch.hidden_rows.size());
+  const int64_t n_argmax = static_cast<int64_t>(batch.argmax_rows.size());
+  // The head runs once over the rows that want logits and those that want
+  // their argmax, in that order.
+  const int64_t n_logits = n_out + n_argmax;
+  ctx.host_logit_rows.assign(batch.output_rows.begin(), batch.output_rows.end());
+  ctx.host_logit_rows.insert(ctx.host_logit_rows.end(), batch.argmax_rows.begin(), batch.argmax_rows.end());
 
   // The block tables of the batch's sequences, once per run of rows of one
   // sequence (a prompt's chunk is one run).
@@ -304,10 +310,11 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   for (auto [array, count] : {std::pair{&ctx.x, n * E}, {&ctx.h, n * E}, {&ctx.q, n * Q},
                               {&ctx.k, n * KV}, {&ctx.v, n * KV}, {&ctx.attn, n * Q},
                               {&ctx.gate, n * F}, {&ctx.up, n * F}, {&ctx.tmp, n * E},
-                              {&ctx.out_rows, n_out * E}, {&ctx.hidden, staged * n_hidden * E},
-                              {&ctx.logits, staged * n_out * c.n_vocab}}) {
+                              {&ctx.out_rows, n_logits * E}, {&ctx.hidden, staged * n_hidden * E},
+                              {&ctx.logits, staged * n_logits * c.n_vocab}}) {
     SWIFTLET_RETURN_IF_ERROR(array->Reserve(be, count));
   }
+  SWIFTLET_RETURN_IF_ERROR(ctx.argmax.Reserve(be, staged * n_argmax));
   auto upload = [&](DeviceArray<int32_t>& array, const std::vector<int32_t>& host) {
     SWIFTLET_RETURN_IF_ERROR(array.Reserve(be, static_cast<int64_t>(host.size())));
     if (!host.empty()) be.Upload(array.data(), host.data(), host.size() * sizeof(int32_t));
@@ -317,7 +324,7 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   SWIFTLET_RETURN_IF_ERROR(upload(ctx.positions, batch.positions));
   SWIFTLET_RETURN_IF_ERROR(upload(ctx.tables, ctx.host_tables));
   SWIFTLET_RETURN_IF_ERROR(upload(ctx.table_start, ctx.host_table_start));
-  SWIFTLET_RETURN_IF_ERROR(upload(ctx.output_rows, batch.output_rows));
+  SWIFTLET_RETURN_IF_ERROR(upload(ctx.logit_rows, ctx.host_logit_rows));
   SWIFTLET_RETURN_IF_ERROR(upload(ctx.hidden_rows, batch.hidden_rows));
 
   RopeShape rope_q{c.n_head, c.head_dim, c.rope_dim, c.rope_neox,
@@ -386,14 +393,23 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   final_norm(ctx.hidden_rows.data(), n_hidden, hidden);
   if (n_hidden > 0) be.Download(out.hidden.data(), hidden, out.hidden.size() * sizeof(float));
 
+  // On the CPU the argmax rows' logits are scratch at the end of `values`,
+  // cut off once read.
   out.row_size = c.n_vocab;
-  out.values.resize(n_out * c.n_vocab);
+  out.values.resize(direct ? n_logits * c.n_vocab : n_out * c.n_vocab);
+  out.argmax.resize(n_argmax);
   float* logits = direct ? out.values.data() : ctx.logits.data();
-  if (n_out > 0) {
-    final_norm(ctx.output_rows.data(), n_out, ctx.out_rows.data());
-    be.MatMul(weights.output, ctx.out_rows.data(), n_out, logits);
-    be.Download(out.values.data(), logits, out.values.size() * sizeof(float));
+  if (n_logits > 0) {
+    final_norm(ctx.logit_rows.data(), n_logits, ctx.out_rows.data());
+    be.MatMul(weights.output, ctx.out_rows.data(), n_logits, logits);
   }
+  if (n_argmax > 0) {
+    int32_t* ids = direct ? out.argmax.data() : ctx.argmax.data();
+    be.ArgMax(logits + n_out * c.n_vocab, c.n_vocab, n_argmax, ids);
+    be.Download(out.argmax.data(), ids, out.argmax.size() * sizeof(int32_t));
+  }
+  out.values.resize(n_out * c.n_vocab);
+  if (n_out > 0) be.Download(out.values.data(), logits, out.values.size() * sizeof(float));
   be.Flush();  // A step that asks for no rows (a prompt's early chunk) starts now, not at the next step.
   return absl::OkStatus();
 }

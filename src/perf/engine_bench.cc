@@ -74,10 +74,13 @@ class Runner {
     SWIFTLET_RETURN_IF_ERROR(runner_.Forward(prefill, out_));
     const auto t0 = SteadyClock::now();
     for (int64_t g = 0; g < gen_tokens_; ++g) {
+      // Greedy steps, as the engine runs a greedy request's: each row's
+      // argmax comes back, not its logits (Batch::argmax_rows).
       Batch step;
       for (int64_t s = 0; s < b; ++s) {
         step.Add(tokens.Next(), static_cast<int32_t>(short_prompt_ + g), static_cast<int32_t>(s),
-                 true);
+                 false);
+        step.argmax_rows.push_back(static_cast<int32_t>(s));
       }
       SWIFTLET_RETURN_IF_ERROR(runner_.Forward(step, out_));
     }

@@ -9,8 +9,11 @@
 //   tgG      G decode steps of one token each after a short prompt (untimed);
 //            tok/s = G / time.
 //   tgG@bB   B sequences in B KV slots, each after its own short prompt; each
-//            step is one Batch of B tokens, one per sequence, all with
-//            logits; tok/s = B * G / time.
+//            step is one Batch of B tokens, one per sequence; tok/s =
+//            B * G / time.
+// Decode steps are greedy: each row's argmax comes back, not its logits
+// (Batch::argmax_rows), as for a greedy request in the engine; a sampled
+// request's step also copies its logits (n_vocab floats a row).
 // Tokens are deterministic pseudo-random ids in the vocabulary: the forward
 // is measured, not sampling or tokenization.
 //

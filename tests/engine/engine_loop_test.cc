@@ -73,6 +73,28 @@ TEST(EngineTest, GreedyMatchesThePlainLoopAloneAndAmongOthers) {
   EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
 }
 
+// Greedy requests take their tokens as the argmax of their rows
+// (Batch::argmax_rows); those asking for logprobs read the logits. In the
+// same steps, each gets the plain loop's tokens from its own row.
+TEST(EngineTest, ArgMaxRowsAndLogitRowsInOneStepEachGetTheirOwnTokens) {
+  auto e = MakeEngine(SmallConfig());
+  std::vector<std::shared_ptr<Recorder>> sinks;
+  for (int i = 0; i < 6; ++i) {
+    sinks.push_back(std::make_shared<Recorder>());
+    Request r = Greedy(Prompt(30 + i, 4 + 7 * i), 10, sinks.back());
+    if (i % 2 == 1) r.options.top_logprobs = 0;  // The logits come back.
+    if (i == 4) r.options.sampling.penalty_last_n = 0;  // No penalty either way.
+    if (i == 4) r.options.sampling.repetition_penalty = 1.3f;
+    ASSERT_TRUE(e->Submit(std::move(r)).accepted());
+  }
+  RunUntilIdle(*e);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(sinks[i]->ids[0], ReferenceGreedy(Prompt(30 + i, 4 + 7 * i), 10)) << "request " << i;
+    EXPECT_EQ(sinks[i]->events.front().chosen.size(), i % 2 == 1 ? 1u : 0u) << "request " << i;
+  }
+  EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+}
+
 TEST(EngineTest, SeededSamplingGivesTheSameTokensInAnyBatch) {
   auto run = [](bool crowded) {
     auto e = MakeEngine(SmallConfig());

@@ -243,6 +243,26 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   cpu->GatherRows(a.data(), n, pick.data(), 3, gathered.data());
   ExpectNear(mem.Get(dgathered, gathered.size()), gathered, 0, "GatherRows");
 
+  {
+    // Rows of a large vocabulary: a tie for the largest far apart, a NaN
+    // at index 0, NaNs and infinities elsewhere (kernels/argmax.h).
+    const int64_t vocab = 151936;
+    std::vector<float> logits = Gaussian(static_cast<size_t>(4 * vocab), 9);
+    logits[100] = logits[90000] = 9;
+    logits[vocab] = NAN;
+    for (int64_t i = 2 * vocab; i < 3 * vocab; i += 7) logits[i] = i % 2 ? NAN : -INFINITY;
+    logits[3 * vocab + 5] = logits[3 * vocab + 151000] = INFINITY;
+    std::vector<int32_t> want(4);
+    cpu->ArgMax(logits.data(), vocab, 4, want.data());
+    EXPECT_EQ(want[0], 100);
+    EXPECT_EQ(want[1], 0);
+    EXPECT_EQ(want[3], 5);
+    std::vector<int32_t> ids(4, -1);
+    int32_t* dids = mem.Put(ids);
+    gpu.ArgMax(mem.Put(logits), vocab, 4, dids);
+    EXPECT_EQ(mem.Get(dids, ids.size()), want) << "ArgMax";
+  }
+
   const std::vector<float> factors = {1, 1.5f, 2, 4, 8, 1, 1, 3};
   for (bool neox : {false, true}) {
     RopeShape s{4, 16, 16, neox, 10000.0f, 0.5f, nullptr};

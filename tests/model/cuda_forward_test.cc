@@ -31,7 +31,9 @@ struct GreedyRun {
 
 // The prompt's logits, then `steps` tokens one at a time: the model's own
 // greedy choice, or `forced[s]` when given (so two backends can be compared
-// at every step on the same tokens).
+// at every step on the same tokens). Each step's row is asked for both its
+// logits and its argmax (Batch::argmax_rows), which must be their first
+// largest.
 GreedyRun Greedy(const Model& m, const std::vector<int32_t>& prompt, int steps,
                  const std::vector<int32_t>* forced = nullptr) {
   GreedyRun run;
@@ -42,6 +44,7 @@ GreedyRun Greedy(const Model& m, const std::vector<int32_t>& prompt, int steps,
   for (size_t i = 0; i < prompt.size(); ++i) {
     batch.Add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
   }
+  batch.argmax_rows = batch.output_rows;
   int32_t pos = static_cast<int32_t>(prompt.size());
   for (int s = 0; s < steps; ++s) {
     ForwardOutput out;
@@ -49,12 +52,13 @@ GreedyRun Greedy(const Model& m, const std::vector<int32_t>& prompt, int steps,
     EXPECT_TRUE(st.ok()) << st;
     if (!st.ok()) return run;
     run.logits.emplace_back(out.Row(0), out.Row(0) + out.row_size);
-    const int32_t next = forced != nullptr
-                             ? (*forced)[static_cast<size_t>(s)]
-                             : static_cast<int32_t>(std::max_element(out.Row(0), out.Row(0) + out.row_size) - out.Row(0));
+    const auto largest = static_cast<int32_t>(std::max_element(out.Row(0), out.Row(0) + out.row_size) - out.Row(0));
+    EXPECT_EQ(out.argmax, std::vector<int32_t>{largest}) << "step " << s;
+    const int32_t next = forced != nullptr ? (*forced)[static_cast<size_t>(s)] : largest;
     run.tokens.push_back(next);
     batch = Batch();
     batch.Add(next, pos++, 0, true);
+    batch.argmax_rows = batch.output_rows;
   }
   return run;
 }

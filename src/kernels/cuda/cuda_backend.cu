@@ -24,6 +24,7 @@
 
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "kernels/argmax.h"
 #include "kernels/cuda/attention_kernels.h"
 #include "kernels/cuda/cuda_queue.h"
 #include "kernels/cuda/device_math.h"
@@ -159,6 +160,34 @@ __global__ void AddBiasKernel(float* y, const float* bias, int64_t n, int64_t n_
 __global__ void GatherRowsKernel(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n * count) out[i] = x[static_cast<int64_t>(rows[i / n]) * n + i % n];
+}
+
+// One block per row: each thread keeps the best of its strided elements,
+// then a butterfly per warp and one across the warps (kernels/argmax.h:
+// any merge order gives the scan's answer).
+__device__ ArgMaxCandidate WarpBest(ArgMaxCandidate c) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    const ArgMaxCandidate other{__shfl_xor_sync(0xffffffffu, c.value, offset),
+                                __shfl_xor_sync(0xffffffffu, c.index, offset)};
+    c = ArgMaxBetter(c, other);
+  }
+  return c;
+}
+
+__global__ void ArgMaxKernel(const float* x, int64_t n, int32_t* out) {
+  __shared__ ArgMaxCandidate warps[kWarp];
+  const float* row = x + static_cast<int64_t>(blockIdx.x) * n;
+  ArgMaxCandidate best = ArgMaxNone();
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    best = ArgMaxBetter(best, {row[i], static_cast<int32_t>(i)});
+  }
+  best = WarpBest(best);
+  const unsigned warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  if (lane == 0) warps[warp] = best;
+  __syncthreads();
+  if (warp != 0) return;
+  best = WarpBest(lane < blockDim.x / kWarp ? warps[lane] : ArgMaxNone());
+  if (lane == 0) out[blockIdx.x] = ArgMaxOfBest(best, row[0]);
 }
 
 // Every thread reads 16-byte words in a grid-stride loop; the XOR of what
@@ -342,6 +371,13 @@ class CudaBackend final : public Backend {
   void GatherRows(const float* x, int64_t n, const int32_t* rows, int64_t count, float* out) override {
     if (n * count == 0) return;
     queue_->Launch("GatherRows", GatherRowsKernel, Blocks(n * count, 256), 256, 0, x, n, rows, count, out);
+  }
+
+  void ArgMax(const float* x, int64_t n, int64_t n_rows, int32_t* out) override {
+    SWIFTLET_CHECK(n > 0 && n <= INT32_MAX);
+    if (n_rows == 0) return;
+    constexpr int kThreads = 512;  // Whole warps, at most 32 of them.
+    queue_->Launch("ArgMax", ArgMaxKernel, static_cast<unsigned>(n_rows), kThreads, 0, x, n, out);
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
