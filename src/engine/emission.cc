@@ -93,9 +93,11 @@ void Engine::StartDecoding(const Active& a, Choice& c) {
 
 bool Engine::TakesArgMax(const Active& a, const Choice& c) const {
   // Logprobs read the logits, and before min_tokens the ids that would end
-  // the choice are masked out of them first.
+  // the choice are masked out of them first. Before its first token a
+  // choice has no sampler yet: its parameters decide.
   const RequestOptions& o = a.request.options;
-  return SamplesArgMax(o.sampling) && o.top_logprobs < 0 && c.n_output >= o.min_tokens;
+  const bool argmax = c.sampler != nullptr ? c.sampler->ReturnsArgMax() : SamplesArgMax(o.sampling);
+  return argmax && o.top_logprobs < 0 && c.n_output >= o.min_tokens;
 }
 
 void Engine::TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now) {

@@ -81,6 +81,10 @@ Sampler::Sampler(const SamplingParams& params)
   }
 }
 
+bool Sampler::ReturnsArgMax() const {
+  return SamplesArgMax(params_) && processors_.empty();
+}
+
 void Sampler::AddProcessor(std::unique_ptr<LogitsProcessor> processor) {
   SWIFTLET_CHECK(processor != nullptr);
   processors_.push_back(std::move(processor));

@@ -78,6 +78,10 @@ class Sampler {
 
   const SamplingParams& params() const { return params_; }
 
+  // Whether Sample() returns the argmax of the logits as given: the
+  // parameters say so (SamplesArgMax) and no processor was added.
+  bool ReturnsArgMax() const;
+
  private:
   void TopK(size_t k);
   void Softmax();  // p = exp((logit - max) / temperature); sets total_

@@ -1,7 +1,7 @@
 // The argmax a greedy sequence takes (Backend::ArgMax): its scalar
 // specification, and the rule a parallel version merges parts of a row by.
 // Plain C++ and, under nvcc, device code: the CPU tests check the GPU's
-// merge against the scan (cuda_argmax_test.cc).
+// merge against the scan (tests/kernels/argmax_test.cc).
 #pragma once
 
 #include <cmath>

@@ -78,30 +78,36 @@ void EmbeddingCall::Abort(std::vector<uint64_t> accepted, const absl::Status& st
   for (uint64_t id : accepted) queue_.Cancel(id);
   std::lock_guard<std::mutex> lock(mu_);
   if (ended_) return;
-  Report(RespondError(*writer_, status, std::move(headers)));
+  ReportError(status, std::move(headers));
 }
 
 void EmbeddingCall::FinishIfDone() {
   if (!started_ || ended_ || completed_ < spec_.inputs) return;
-  if (writer_->cancelled()) return Report(499);
-  if (!error_.empty()) return Report(RespondError(*writer_, absl::InternalError(error_)));
+  if (writer_->cancelled()) return Report(499, [] {});
+  if (!error_.empty()) return ReportError(absl::InternalError(error_), {});
   if (cancelled_) {
-    return Report(RespondError(
-        *writer_, absl::UnavailableError("the server is shutting down; the request was cancelled")));
+    return ReportError(absl::UnavailableError("the server is shutting down; the request was cancelled"), {});
   }
   api::EmbeddingResponse response;
   response.model = spec_.model;
   response.embeddings = std::move(embeddings_);
   response.encoding = spec_.encoding;
   response.prompt_tokens = summary_.usage.prompt_tokens;
-  RespondJson(*writer_, 200, api::SerializeEmbeddingResponse(response));
-  Report(200);
+  Report(200, [&]() {
+    RespondJson(*writer_, 200, api::SerializeEmbeddingResponse(response));
+  });
 }
 
-void EmbeddingCall::Report(int http_status) {
+void EmbeddingCall::ReportError(const absl::Status& status, http::Headers headers) {
+  Report(ErrorHttpStatus(status),
+         [&]() { RespondError(*writer_, status, std::move(headers)); });
+}
+
+void EmbeddingCall::Report(int http_status, const std::function<void()>& respond) {
   ended_ = true;
   summary_.http_status = http_status;
   if (done_) done_(summary_);
+  respond();
 }
 
 }  // namespace swiftlet::server

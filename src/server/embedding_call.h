@@ -67,7 +67,10 @@ class EmbeddingCall : public std::enable_shared_from_this<EmbeddingCall> {
   void OnFinish(FinishReason reason, const std::string& message);
   void OnComplete(const Usage& usage, const Timings& timings);
   void FinishIfDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Report(int http_status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As GenerationCall's: `done` first (it releases the model's lease),
+  // then `respond` sends the answer.
+  void Report(int http_status, const std::function<void()>& respond) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReportError(const absl::Status& status, http::Headers headers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const EmbeddingCallSpec spec_;
   const std::shared_ptr<http::ResponseWriter> writer_;

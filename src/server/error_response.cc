@@ -11,6 +11,8 @@ int RespondError(http::ResponseWriter& writer, const absl::Status& status, http:
   return error.http_status;
 }
 
+int ErrorHttpStatus(const absl::Status& status) { return api::ApiErrorFromStatus(status).http_status; }
+
 http::ErrorBody TransportErrorBody(int http_status, std::string_view message) {
   const api::ApiError error =
       api::ApiErrorFromStatus(api::WithHttpStatus(absl::UnknownError(absl::string_view(message.data(), message.size())), http_status));

@@ -14,6 +14,9 @@ namespace swiftlet::server {
 int RespondError(http::ResponseWriter& writer, const absl::Status& status,
                  http::Headers extra = {});
 
+// The HTTP status RespondError sends for `status`, known before sending.
+int ErrorHttpStatus(const absl::Status& status);
+
 // The body of the transport's own error answers (413, 431, ...), in the
 // same shape: the hook the server installs as HttpServerOptions::error_body.
 http::ErrorBody TransportErrorBody(int http_status, std::string_view message);

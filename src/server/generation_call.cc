@@ -192,34 +192,34 @@ void GenerationCall::Abort(std::vector<uint64_t> accepted, const absl::Status& s
   for (uint64_t id : accepted) queue_.Cancel(id);
   std::lock_guard<std::mutex> lock(mu_);
   if (ended_) return;
-  Report(RespondError(*writer_, status, std::move(headers)));
+  ReportError(status, std::move(headers));
 }
 
 void GenerationCall::FinishIfDone() {
   if (!started_ || ended_ || completed_ < spec_.prompts) return;
-  if (writer_->cancelled()) return Report(499);
+  if (writer_->cancelled()) return Report(499, [] {});
   if (spec_.stream) {
-    if (engine_cancelled_) {
-      // Cancelled by the server (shutdown), not the client: say so.
-      Emit(api::SerializeError(api::ApiErrorFromStatus(
-          absl::UnavailableError("the server is shutting down; the request was cancelled"))));
-    }
-    if (spec_.include_usage) {
-      api::CompletionResponse chunk = Frame();
-      chunk.usage = api::UsageInfo{summary_.usage.prompt_tokens, summary_.usage.completion_tokens,
-                                   summary_.usage.cached_prompt_tokens};
-      Emit(api::SerializeCompletionResponse(chunk));
-    }
-    Emit(std::string(api::kStreamDone));
-    writer_->End();
-    return Report(200);
+    return Report(200, [this]() {
+      if (engine_cancelled_) {
+        // Cancelled by the server (shutdown), not the client: say so.
+        Emit(api::SerializeError(api::ApiErrorFromStatus(
+            absl::UnavailableError("the server is shutting down; the request was cancelled"))));
+      }
+      if (spec_.include_usage) {
+        api::CompletionResponse chunk = Frame();
+        chunk.usage = api::UsageInfo{summary_.usage.prompt_tokens, summary_.usage.completion_tokens,
+                                     summary_.usage.cached_prompt_tokens};
+        Emit(api::SerializeCompletionResponse(chunk));
+      }
+      Emit(std::string(api::kStreamDone));
+      writer_->End();
+    });
   }
-  if (!error_.empty()) return Report(RespondError(*writer_, absl::InternalError(error_)));
+  if (!error_.empty()) return ReportError(absl::InternalError(error_), {});
   if (engine_cancelled_) {
-    return Report(RespondError(
-        *writer_, absl::UnavailableError("the server is shutting down; the request was cancelled")));
+    return ReportError(absl::UnavailableError("the server is shutting down; the request was cancelled"), {});
   }
-  RespondWhole();
+  Report(200, [this]() { RespondWhole(); });
 }
 
 void GenerationCall::RespondWhole() {
@@ -237,16 +237,21 @@ void GenerationCall::RespondWhole() {
   r.usage = api::UsageInfo{summary_.usage.prompt_tokens, summary_.usage.completion_tokens,
                            summary_.usage.cached_prompt_tokens};
   RespondJson(*writer_, 200, api::SerializeCompletionResponse(r));
-  Report(200);
 }
 
-void GenerationCall::Report(int http_status) {
+void GenerationCall::ReportError(const absl::Status& status, http::Headers headers) {
+  Report(ErrorHttpStatus(status),
+         [&]() { RespondError(*writer_, status, std::move(headers)); });
+}
+
+void GenerationCall::Report(int http_status, const std::function<void()>& respond) {
   ended_ = true;
   summary_.http_status = http_status;
   if (spec_.keep_text) {
     for (const ChoiceState& c : choices_) summary_.output += c.text;
   }
   if (done_) done_(summary_);
+  respond();
 }
 
 }  // namespace swiftlet::server

@@ -99,7 +99,12 @@ class GenerationCall : public std::enable_shared_from_this<GenerationCall> {
   void Emit(std::string event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishIfDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RespondWhole() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Report(int http_status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the call: `done` hears the summary (and releases what it holds:
+  // the model's lease), then `respond` sends the answer's last bytes. In
+  // that order a client that acts on the answer, say by unloading the
+  // model, finds it idle.
+  void Report(int http_status, const std::function<void()>& respond) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReportError(const absl::Status& status, http::Headers headers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const GenerationCallSpec spec_;
   const Tokenizer& tokenizer_;

@@ -247,6 +247,51 @@ TEST(SamplerTest, MaskedTokensAreNeverSampled) {
   EXPECT_EQ(seen, (std::set<int32_t>{0, 2}));
 }
 
+// Whether a sampler's token is its logits' argmax (the engine then asks the
+// device for the argmax alone): only at temperature 0 with no penalty and
+// no processor, and then Sample() agrees with the first largest logit
+// whatever the history.
+TEST(SamplerTest, ReturnsArgMaxOnlyWhenNothingElseActsOnTheLogits) {
+  struct Case {
+    SamplingParams params;
+    bool processor;
+    bool argmax;
+  };
+  auto with = [](auto edit) {
+    SamplingParams p;
+    p.temperature = 0.0f;
+    edit(p);
+    return p;
+  };
+  const Case cases[] = {
+      {with([](SamplingParams&) {}), false, true},
+      {with([](SamplingParams& p) { p.top_k = 5; p.top_p = 0.5f; p.min_p = 0.1f; }), false, true},
+      {with([](SamplingParams& p) { p.repetition_penalty = 1.1f; p.penalty_last_n = 0; }), false, true},
+      {with([](SamplingParams& p) { p.temperature = 0.5f; }), false, false},
+      {with([](SamplingParams& p) { p.repetition_penalty = 1.1f; }), false, false},
+      {with([](SamplingParams& p) { p.presence_penalty = 0.5f; }), false, false},
+      {with([](SamplingParams& p) { p.frequency_penalty = -0.5f; }), false, false},
+      {with([](SamplingParams&) {}), true, false},
+  };
+  std::mt19937 gen(3);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> ignored;
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    EXPECT_EQ(SamplesArgMax(c.params), c.argmax || c.processor) << i;  // The parameters alone.
+    Sampler s(c.params);
+    if (c.processor) s.AddProcessor(std::make_unique<RecordingMask>(0, &ignored));
+    ASSERT_EQ(s.ReturnsArgMax(), c.argmax) << i;
+    if (!c.argmax) continue;
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> logits(300);
+      for (float& l : logits) l = normal(gen);
+      const auto largest = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      EXPECT_EQ(SampleOnce(s, logits, {largest, largest, 7}), largest) << i;
+    }
+  }
+}
+
 // -------------------------------------------------------------- distribution
 
 TEST(SamplerTest, FrequenciesMatchSoftmaxWithTemperature) {

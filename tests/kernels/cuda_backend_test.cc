@@ -11,6 +11,7 @@
 // (1e-5 absolute on values of order 1; RoPE's angles are double on both).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -245,21 +246,23 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
 
   {
     // Rows of a large vocabulary: a tie for the largest far apart, a NaN
-    // at index 0, NaNs and infinities elsewhere (kernels/argmax.h).
-    const int64_t vocab = 151936;
-    std::vector<float> logits = Gaussian(static_cast<size_t>(4 * vocab), 9);
+    // at index 0, NaNs and infinities elsewhere, all -inf, all NaN but
+    // one (kernels/argmax.h).
+    const int64_t vocab = 151936, rows = 6;
+    std::vector<float> logits = Gaussian(static_cast<size_t>(rows * vocab), 9);
     logits[100] = logits[90000] = 9;
     logits[vocab] = NAN;
     for (int64_t i = 2 * vocab; i < 3 * vocab; i += 7) logits[i] = i % 2 ? NAN : -INFINITY;
     logits[3 * vocab + 5] = logits[3 * vocab + 151000] = INFINITY;
-    std::vector<int32_t> want(4);
-    cpu->ArgMax(logits.data(), vocab, 4, want.data());
-    EXPECT_EQ(want[0], 100);
-    EXPECT_EQ(want[1], 0);
-    EXPECT_EQ(want[3], 5);
-    std::vector<int32_t> ids(4, -1);
+    std::fill(logits.begin() + 4 * vocab, logits.begin() + 5 * vocab, -INFINITY);
+    std::fill(logits.begin() + 5 * vocab, logits.end(), NAN);
+    logits[5 * vocab + 77777] = -1;
+    std::vector<int32_t> want(rows);
+    cpu->ArgMax(logits.data(), vocab, rows, want.data());
+    EXPECT_EQ(want, (std::vector<int32_t>{100, 0, want[2], 5, 0, 77777}));
+    std::vector<int32_t> ids(rows, -1);
     int32_t* dids = mem.Put(ids);
-    gpu.ArgMax(mem.Put(logits), vocab, 4, dids);
+    gpu.ArgMax(mem.Put(logits), vocab, rows, dids);
     EXPECT_EQ(mem.Get(dids, ids.size()), want) << "ArgMax";
   }
 

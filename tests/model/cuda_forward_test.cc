@@ -148,6 +148,23 @@ TEST(CudaForwardTest, BatchInvarianceOnTheGpu) {
   }
 }
 
+// Rows asked for their argmax on the GPU (Backend::ArgMax over the staged
+// logits, after the logits rows) get their logits' first largest, with and
+// without logits rows beside them.
+TEST(CudaForwardTest, ArgMaxRowsGetTheirLogitsFirstLargestOnTheGpu) {
+  std::string why;
+  if (ListCudaDevices(&why).empty()) {
+    ExpectRequired(why);
+    GTEST_SKIP() << "no GPU to run the model on (" << why << ")";
+  }
+  for (const std::string type : {"F32", "Q4_K_M"}) {
+    SCOPED_TRACE(type);
+    auto m = MakeModel("qwen2", type, ComputeDevice::kCuda);
+    ASSERT_NE(m, nullptr);
+    ExpectArgMaxRowsAreTheirLogitsFirstLargest(*m);
+  }
+}
+
 // Where there is no GPU (or no CUDA build), asking for one is a clear error
 // at load and when making a context, and a CPU model refuses a context of
 // another device.

@@ -65,43 +65,7 @@ TEST(ForwardTest, ArgMaxRowsGetTheirLogitsFirstLargest) {
     SCOPED_TRACE(type);
     auto m = MakeModel("qwen2", type);
     ASSERT_NE(m, nullptr);
-    const ModelConfig& c = m->config();
-    // Two sequences' prompts in one batch: rows 0-6 of kSeqB, 7-18 of kSeqA.
-    auto run = [&](const std::vector<int32_t>& output_rows, const std::vector<int32_t>& argmax_rows) {
-      auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 2, 32, TensorType::kF32}, 1 << 30);
-      EXPECT_TRUE(cache.ok());
-      ForwardContext ctx(2);
-      Batch batch;
-      for (size_t i = 0; i < kSeqB.size(); ++i) batch.Add(kSeqB[i], static_cast<int32_t>(i), 0, false);
-      for (size_t i = 0; i < kSeqA.size(); ++i) batch.Add(kSeqA[i], static_cast<int32_t>(i), 1, false);
-      batch.output_rows = output_rows;
-      batch.argmax_rows = argmax_rows;
-      ForwardOutput out;
-      EXPECT_TRUE(m->Forward(batch, *cache, ctx, out).ok());
-      return out;
-    };
-    std::vector<int32_t> every(kSeqB.size() + kSeqA.size());
-    for (size_t r = 0; r < every.size(); ++r) every[r] = static_cast<int32_t>(r);
-    const ForwardOutput all = run(every, {});
-    EXPECT_TRUE(all.argmax.empty());
-    const std::vector<int32_t> output_rows = {6, 18, 3};
-    const std::vector<int32_t> argmax_rows = {18, 0, 11, 6, 12};
-    const ForwardOutput mixed = run(output_rows, argmax_rows);
-    ASSERT_EQ(mixed.values.size(), output_rows.size() * static_cast<size_t>(c.n_vocab));
-    for (size_t i = 0; i < output_rows.size(); ++i) {
-      const float* want = all.Row(output_rows[i]);
-      ExpectBitIdentical(std::vector<float>(mixed.Row(static_cast<int64_t>(i)), mixed.Row(static_cast<int64_t>(i)) + c.n_vocab),
-                         std::vector<float>(want, want + c.n_vocab));
-    }
-    ASSERT_EQ(mixed.argmax.size(), argmax_rows.size());
-    for (size_t i = 0; i < argmax_rows.size(); ++i) {
-      const float* row = all.Row(argmax_rows[i]);
-      EXPECT_EQ(mixed.argmax[i], std::max_element(row, row + c.n_vocab) - row) << "argmax row " << argmax_rows[i];
-    }
-    // Argmax rows alone: no logits come back.
-    const ForwardOutput only = run({}, argmax_rows);
-    EXPECT_TRUE(only.values.empty());
-    EXPECT_EQ(only.argmax, mixed.argmax);
+    ExpectArgMaxRowsAreTheirLogitsFirstLargest(*m);
   }
 }
 

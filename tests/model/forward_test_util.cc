@@ -76,4 +76,50 @@ void ExpectBitIdentical(const std::vector<float>& a, const std::vector<float>& b
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
 }
 
+void ExpectArgMaxRowsAreTheirLogitsFirstLargest(const Model& m) {
+  const ModelConfig& c = m.config();
+  // Rows 0-6 are kSeqB's prompt, 7-18 kSeqA's.
+  auto run = [&](const std::vector<int32_t>& output_rows, const std::vector<int32_t>& argmax_rows) {
+    ForwardOutput out;
+    auto context = ForwardContext::Create(m.device(), 2);
+    EXPECT_TRUE(context.ok()) << context.status();
+    if (!context.ok()) return out;
+    auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 2, 32, TensorType::kF32}, uint64_t{1} << 30,
+                                 &context->backend());
+    EXPECT_TRUE(cache.ok()) << cache.status();
+    if (!cache.ok()) return out;
+    Batch batch;
+    for (size_t i = 0; i < kSeqB.size(); ++i) batch.Add(kSeqB[i], static_cast<int32_t>(i), 0, false);
+    for (size_t i = 0; i < kSeqA.size(); ++i) batch.Add(kSeqA[i], static_cast<int32_t>(i), 1, false);
+    batch.output_rows = output_rows;
+    batch.argmax_rows = argmax_rows;
+    const absl::Status st = m.Forward(batch, *cache, *context, out);
+    EXPECT_TRUE(st.ok()) << st;
+    return out;
+  };
+  std::vector<int32_t> every(kSeqB.size() + kSeqA.size());
+  for (size_t r = 0; r < every.size(); ++r) every[r] = static_cast<int32_t>(r);
+  const ForwardOutput all = run(every, {});
+  ASSERT_EQ(all.values.size(), every.size() * static_cast<size_t>(c.n_vocab));
+  EXPECT_TRUE(all.argmax.empty());
+  const std::vector<int32_t> output_rows = {6, 18, 3};
+  const std::vector<int32_t> argmax_rows = {18, 0, 11, 6, 12};
+  const ForwardOutput mixed = run(output_rows, argmax_rows);
+  ASSERT_EQ(mixed.values.size(), output_rows.size() * static_cast<size_t>(c.n_vocab));
+  for (size_t i = 0; i < output_rows.size(); ++i) {
+    const float* got = mixed.Row(static_cast<int64_t>(i));
+    const float* want = all.Row(output_rows[i]);
+    ExpectBitIdentical(std::vector<float>(got, got + c.n_vocab), std::vector<float>(want, want + c.n_vocab));
+  }
+  ASSERT_EQ(mixed.argmax.size(), argmax_rows.size());
+  for (size_t i = 0; i < argmax_rows.size(); ++i) {
+    const float* row = all.Row(argmax_rows[i]);
+    EXPECT_EQ(mixed.argmax[i], std::max_element(row, row + c.n_vocab) - row) << "argmax row " << argmax_rows[i];
+  }
+  // Argmax rows alone: no logits come back.
+  const ForwardOutput only = run({}, argmax_rows);
+  EXPECT_TRUE(only.values.empty());
+  EXPECT_EQ(only.argmax, mixed.argmax);
+}
+
 }  // namespace swiftlet

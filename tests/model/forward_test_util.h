@@ -33,4 +33,10 @@ std::vector<std::vector<float>> RunSeqs(const Model& m, const std::vector<std::v
 // The same floats, bit for bit.
 void ExpectBitIdentical(const std::vector<float>& a, const std::vector<float>& b);
 
+// Two prompts in one batch on the model's device, with rows asked for their
+// logits, their argmax or both: each argmax is the first largest of the
+// row's logits (from a run asking every row's logits), and each row's
+// logits are the bits they are when every row's are asked for.
+void ExpectArgMaxRowsAreTheirLogitsFirstLargest(const Model& m);
+
 }  // namespace swiftlet

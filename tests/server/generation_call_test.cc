@@ -42,6 +42,7 @@ class GenerationCallTest : public ::testing::Test {
     spec.created = 1700000000;
     return GenerationCall::Create(spec, *tokenizer_, writer_, queue_, [this](const GenerationSummary& s) {
       summaries_.push_back(s);
+      answered_before_done_.push_back(writer_->finished());
     });
   }
 
@@ -59,6 +60,8 @@ class GenerationCallTest : public ::testing::Test {
   std::shared_ptr<RecordingWriter> writer_ = std::make_shared<RecordingWriter>();
   RecordingQueue queue_;
   std::vector<GenerationSummary> summaries_;
+  // Whether the answer was complete when `done` ran, per call.
+  std::vector<bool> answered_before_done_;
 };
 
 TEST_F(GenerationCallTest, WholeCompletionCollectsEveryChoiceInIndexOrder) {
@@ -165,6 +168,30 @@ TEST_F(GenerationCallTest, RefusalOfALaterPromptCancelsTheAcceptedOnes) {
   s0->OnComplete({1, 1, 0}, {});
   ASSERT_EQ(summaries_.size(), 1u);
   EXPECT_EQ(summaries_[0].http_status, 429);
+}
+
+// `done` (which releases the model's lease in the server) runs before the
+// answer's last bytes go out, however the call ends: a client that unloads
+// the model as soon as it has its answer finds the model idle.
+TEST_F(GenerationCallTest, DoneRunsBeforeTheAnswerIsComplete) {
+  for (int ending = 0; ending < 5; ++ending) {
+    SCOPED_TRACE(ending);
+    writer_ = std::make_shared<RecordingWriter>();
+    GenerationCallSpec spec;
+    spec.stream = ending % 2 == 1;
+    auto call = Make(spec);
+    auto sink = call->SinkFor(0);
+    if (ending == 4) {
+      call->Abort({1}, absl::ResourceExhaustedError("queue full"), {});
+    } else {
+      call->Start({1});
+      sink->OnTokens(Tokens(0, "a"));
+      sink->OnFinish(0, ending < 2 ? FinishReason::kStop : FinishReason::kError, "forward failed");
+      sink->OnComplete({1, 1, 0}, {});
+    }
+    EXPECT_TRUE(writer_->finished());
+  }
+  EXPECT_EQ(answered_before_done_, std::vector<bool>(5, false));
 }
 
 TEST_F(GenerationCallTest, ClientDisconnectCancelsEveryEngineRequest) {
