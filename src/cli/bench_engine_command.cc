@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/format.h"
 #include "core/str_cat.h"
+#include "model/forward_context.h"
 #include "perf/engine_bench.h"
 
 namespace swiftlet::cli {
@@ -124,7 +125,8 @@ int RunBenchEngine(const BenchEngineOptions& o) {
   options.threads = o.threads;
   options.repeat = o.repeat;
   options.quick_limits = o.quick_limits;
-  options.cuda = o.device == "cuda";
+  const ComputeDevice device = DeviceFromFlag(o.device);
+  options.cuda_gpu = device.is_cuda() ? device.gpu : -1;
   auto report = RunEngineBench(options, [](const std::string& line) {
     std::fprintf(stderr, "bench engine: %s\n", line.c_str());
   });

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/progress.h"
+#include "core/check.h"
 #include "core/str_cat.h"
 #include "model/model.h"
 
@@ -20,7 +21,7 @@ int ReportError(const absl::Status& status) {
 }
 
 absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, ComputeDevice device) {
-  ProgressLine line(device == ComputeDevice::kCuda ? "swiftlet: uploading weights" : "swiftlet: repacking weights");
+  ProgressLine line(device.is_cuda() ? "swiftlet: uploading weights" : "swiftlet: repacking weights");
   auto model = Model::Load(
       path, [&line](int64_t done, int64_t total) { line.Update(done, total, StrCat(done, "/", total, " matrices")); },
       device);
@@ -30,13 +31,18 @@ absl::StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, Comput
 
 void AddDeviceOption(CLI::App& cmd, std::string& device) {
   cmd.add_option("--device", device,
-                 "Where the model's weights live and its forwards run: cpu (default) or cuda (the first GPU; "
-                 "`swiftlet inspect --system` lists them)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+                 "Where the model's weights live and its forwards run: cpu (default), cuda (the first GPU) or "
+                 "cuda:N (GPU N; `swiftlet inspect --system` lists them)")
+      ->check([](const std::string& value) {
+        const absl::StatusOr<ComputeDevice> device = ParseComputeDevice(value);
+        return device.ok() ? std::string() : std::string(device.status().message());
+      });
 }
 
 ComputeDevice DeviceFromFlag(const std::string& device) {
-  return device == "cuda" ? ComputeDevice::kCuda : ComputeDevice::kCpu;
+  const absl::StatusOr<ComputeDevice> parsed = ParseComputeDevice(device);
+  SWIFTLET_CHECK(parsed.ok());  // AddDeviceOption's check passed.
+  return *parsed;
 }
 
 absl::StatusOr<TensorType> ParseKvType(const std::string& name) {

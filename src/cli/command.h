@@ -18,7 +18,7 @@ class App;
 
 namespace swiftlet {
 class Model;                // model/model.h
-enum class ComputeDevice;   // model/forward_context.h (main.cc sees only cli/ and core/)
+struct ComputeDevice;   // model/forward_context.h (main.cc sees only cli/ and core/)
 }  // namespace swiftlet
 
 namespace swiftlet::cli {

@@ -75,7 +75,7 @@ int RunDrive(const DriveOptions& o) {
     if (!(r > 0) || r > 10000) return ReportError("--rate: each rate must be in (0, 10000] requests/s");
   }
 
-  auto model = LoadModel(o.model_path, ComputeDevice::kCpu);
+  auto model = LoadModel(o.model_path, ComputeDevice::Cpu());
   if (!model.ok()) return ReportError(model.status());
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return ReportError(tokenizer.status());

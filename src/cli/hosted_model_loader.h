@@ -18,7 +18,7 @@ struct HostedModelOptions {
   EngineConfig engine;        // step_gate set when several models share the cores.
   std::string chat_template;  // --chat-template: the family when a file has none.
   bool quiet = false;         // No progress lines on stderr.
-  ComputeDevice device = ComputeDevice::kCpu;  // --device
+  ComputeDevice device = ComputeDevice::Cpu();  // --device
 };
 
 absl::StatusOr<std::unique_ptr<server::HostedModel>> LoadHostedModel(const server::ModelSpec& spec,

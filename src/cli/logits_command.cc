@@ -45,7 +45,7 @@ int RunLogits(const LogitsOptions& o) {
   if (!ids.ok()) return ReportError(ids.status());
   auto kv_type = ParseKvType(o.kv_type);
   if (!kv_type.ok()) return ReportError(kv_type.status());
-  auto model = LoadModel(o.model_path, ComputeDevice::kCpu);
+  auto model = LoadModel(o.model_path, ComputeDevice::Cpu());
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
   const int64_t n = static_cast<int64_t>(ids->size());

@@ -293,8 +293,9 @@ int RunServe(const ServeOptions& o) {
   auto registry = server::ModelRegistry::Create(
       *specs, [hosted](const server::ModelSpec& spec) { return LoadHostedModel(spec, hosted); }, ro);
   if (!registry.ok()) return ReportError(registry.status());
-  if (hosted.device == ComputeDevice::kCuda) {
-    std::fprintf(stderr, "swiftlet: %zu model%s, engine on the GPU\n", specs->size(), specs->size() == 1 ? "" : "s");
+  if (hosted.device.is_cuda()) {
+    std::fprintf(stderr, "swiftlet: %zu model%s, engine on GPU %d\n", specs->size(), specs->size() == 1 ? "" : "s",
+                 hosted.device.gpu);
   } else {
     std::fprintf(stderr, "swiftlet: %zu model%s, engine on %d threads\n", specs->size(),
                  specs->size() == 1 ? "" : "s", cfg.threads);

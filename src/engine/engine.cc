@@ -56,7 +56,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
   }
   // Forwards run where the model's weights are; CPU engines may share one
   // pool of cores (the step gate).
-  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext fwd, model.device() == ComputeDevice::kCpu && cfg.step_gate != nullptr
+  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext fwd, !model.device().is_cuda() && cfg.step_gate != nullptr
                                                     ? ForwardContext(cfg.step_gate->pool())
                                                     : ForwardContext::Create(model.device(), cfg.threads));
   SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv,
@@ -86,7 +86,7 @@ uint64_t Engine::KvBytes() const {
 }
 
 uint64_t Engine::DefaultKvBytes(ComputeDevice device, uint64_t weights_to_load) {
-  if (device == ComputeDevice::kCpu) return DefaultKvMemoryBytes();
+  if (!device.is_cuda()) return DefaultKvMemoryBytes();
   const absl::StatusOr<DeviceMemory> memory = QueryDeviceMemory(device);
   if (!memory.ok()) return kKvMemoryFloorBytes;
   const uint64_t free = memory->free_bytes > weights_to_load ? memory->free_bytes - weights_to_load : 0;

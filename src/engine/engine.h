@@ -48,7 +48,7 @@
 namespace swiftlet {
 
 class Model;      // model/model.h
-enum class ComputeDevice;  // model/forward_context.h
+struct ComputeDevice;  // model/forward_context.h
 class StepGate;   // engine/step_gate.h
 class Tokenizer;  // text/tokenizer.h
 

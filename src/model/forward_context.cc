@@ -8,27 +8,40 @@
 
 namespace swiftlet {
 
-const char* NameOf(ComputeDevice device) { return device == ComputeDevice::kCuda ? "cuda" : "cpu"; }
+std::string NameOf(ComputeDevice device) {
+  return device.is_cuda() ? StrCat("cuda:", device.gpu) : std::string("cpu");
+}
 
 absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name) {
-  if (name == "cpu") return ComputeDevice::kCpu;
-  if (name == "cuda") return ComputeDevice::kCuda;
-  return absl::InvalidArgumentError(StrCat("device '", name, "' is not one of: cpu, cuda"));
+  constexpr int kMaxGpu = 1023;
+  if (name == "cpu") return ComputeDevice::Cpu();
+  if (name == "cuda") return ComputeDevice::Cuda();
+  if (name.starts_with("cuda:")) {
+    const std::string_view digits = name.substr(5);
+    int gpu = 0;
+    bool valid = !digits.empty() && digits.size() <= 4;
+    for (char ch : digits) {
+      valid = valid && ch >= '0' && ch <= '9';
+      if (valid) gpu = gpu * 10 + (ch - '0');
+    }
+    if (valid && gpu <= kMaxGpu) return ComputeDevice::Cuda(gpu);
+  }
+  return absl::InvalidArgumentError(StrCat("device '", name.substr(0, 64), "' is not one of: cpu, cuda, cuda:N (N a GPU index, 0 to ",
+                                           kMaxGpu, ")"));
 }
 
 absl::StatusOr<DeviceMemory> QueryDeviceMemory(ComputeDevice device) {
-  if (device == ComputeDevice::kCpu) return absl::FailedPreconditionError("the CPU's memory is the host's");
-  // Forwards on the GPU run on GPU 0 (Create).
-  SWIFTLET_ASSIGN_OR_RETURN(const CudaMemory memory, QueryCudaMemory(0));
+  if (!device.is_cuda()) return absl::FailedPreconditionError("the CPU's memory is the host's");
+  SWIFTLET_ASSIGN_OR_RETURN(const CudaMemory memory, QueryCudaMemory(device.gpu));
   return DeviceMemory{memory.free_bytes, memory.total_bytes};
 }
 
 absl::StatusOr<ForwardContext> ForwardContext::Create(ComputeDevice device, int threads) {
-  if (device == ComputeDevice::kCpu) return ForwardContext(threads);
-  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Backend> gpu, MakeCudaBackend(0));
+  if (!device.is_cuda()) return ForwardContext(threads);
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Backend> gpu, MakeCudaBackend(device.gpu));
   ForwardContext context(1);
   context.state_->backend = std::move(gpu);
-  context.state_->device = ComputeDevice::kCuda;
+  context.state_->device = device;
   return context;
 }
 

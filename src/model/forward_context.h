@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -18,11 +19,24 @@ namespace swiftlet {
 class Backend;      // kernels/backend.h
 class ComputePool;  // core/thread_pool.h
 
-// Where a model's weights live and its forwards run: the CPU, or the first
-// CUDA GPU (kernels/cuda).
-enum class ComputeDevice { kCpu, kCuda };
-const char* NameOf(ComputeDevice device);  // "cpu", "cuda"
-// "cpu" or "cuda"; InvalidArgument naming the choices otherwise.
+// Where a model's weights live and its forwards run: the CPU, or one CUDA
+// GPU (kernels/cuda) by its index among those the process sees
+// (CUDA_VISIBLE_DEVICES applies first; `swiftlet inspect --system` lists
+// them).
+struct ComputeDevice {
+  enum class Kind { kCpu, kCuda };
+  Kind kind = Kind::kCpu;
+  int gpu = 0;  // kCuda's index; 0 for the CPU.
+
+  static constexpr ComputeDevice Cpu() { return {}; }
+  static constexpr ComputeDevice Cuda(int gpu = 0) { return {Kind::kCuda, gpu}; }
+  bool is_cuda() const { return kind == Kind::kCuda; }
+  friend bool operator==(const ComputeDevice&, const ComputeDevice&) = default;
+};
+std::string NameOf(ComputeDevice device);  // "cpu", "cuda:0"
+// "cpu", "cuda" (GPU 0) or "cuda:N" (N a GPU index, 0 to 1023; whether
+// that GPU exists is found when it is used); InvalidArgument naming the
+// choices otherwise.
 absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name);
 
 // Bytes free now and in all in the memory a forward on the GPU computes in
@@ -35,9 +49,9 @@ absl::StatusOr<DeviceMemory> QueryDeviceMemory(ComputeDevice device);
 
 class ForwardContext {
  public:
-  // A context on `device`: the CPU on `threads` threads (>= 1), or the GPU
-  // (FailedPrecondition naming why when there is none, or the build has no
-  // CUDA backend).
+  // A context on `device`: the CPU on `threads` threads (>= 1), or a GPU
+  // (FailedPrecondition naming why when there is no such GPU, or the build
+  // has no CUDA backend).
   static absl::StatusOr<ForwardContext> Create(ComputeDevice device, int threads);
   // A CPU backend on `threads` threads (>= 1, checked).
   explicit ForwardContext(int threads);

@@ -49,7 +49,7 @@ class DeviceArray {
 
 struct ForwardContext::State {
   int threads = 1;
-  ComputeDevice device = ComputeDevice::kCpu;
+  ComputeDevice device = ComputeDevice::Cpu();
   std::unique_ptr<Backend> backend;
   // Activations, in the backend's memory.
   DeviceArray<float> x, h, q, k, v, attn, gate, up, tmp, out_rows, hidden, logits;

@@ -182,12 +182,12 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, cons
   // device made for the load (the weights outlive it: DeviceBuffer's
   // contract).
   std::unique_ptr<Backend> device;
-  if (where == ComputeDevice::kCuda) {
+  if (where.is_cuda()) {
     if (m->config_.head_dim > kMaxCudaHeadDim) {
       return absl::UnimplementedError(StrCat(path, ": head dimension ", m->config_.head_dim,
                                              " is over the CUDA backend's ", kMaxCudaHeadDim));
     }
-    SWIFTLET_ASSIGN_OR_RETURN(device, MakeCudaBackend(0));
+    SWIFTLET_ASSIGN_OR_RETURN(device, MakeCudaBackend(where.gpu));
   } else {
     device = MakeCpuBackend(1);
   }

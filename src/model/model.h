@@ -51,7 +51,7 @@ class Model {
   // problem. `progress` (may be null) follows the weights' preparation.
   static absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
                                                      const LoadProgressFn& progress = nullptr,
-                                                     ComputeDevice device = ComputeDevice::kCpu);
+                                                     ComputeDevice device = ComputeDevice::Cpu());
   ~Model();
 
   const ModelConfig& config() const { return config_; }
@@ -79,7 +79,7 @@ class Model {
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
-  ComputeDevice device_ = ComputeDevice::kCpu;
+  ComputeDevice device_ = ComputeDevice::Cpu();
   std::unique_ptr<ModelWeights> weights_;
 };
 

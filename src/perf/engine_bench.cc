@@ -194,8 +194,9 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
-  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model_path, nullptr, o.cuda ? ComputeDevice::kCuda : ComputeDevice::kCpu));
-  const bool gpu = o.cuda;
+  const bool gpu = o.cuda_gpu >= 0;
+  SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                            Model::Load(o.model_path, nullptr, gpu ? ComputeDevice::Cuda(o.cuda_gpu) : ComputeDevice::Cpu()));
   const ModelConfig& c = model->config();
   SWIFTLET_ASSIGN_OR_RETURN(const EngineBenchPlan plan, PlanEngineBench(o, c));
 
@@ -214,10 +215,11 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   const uint64_t gpu_read_bytes = o.quick_limits ? uint64_t{64} << 20 : uint64_t{1} << 30;
   if (gpu) {
     const std::vector<CudaDeviceInfo> gpus = ListCudaDevices();
-    report.cpu = gpus.empty() ? "GPU" : gpus[0].name;
+    // The model loaded on it, so it is in the list.
+    report.cpu = static_cast<size_t>(o.cuda_gpu) < gpus.size() ? gpus[static_cast<size_t>(o.cuda_gpu)].name : "GPU";
     report.isa = "cuda";
     say("measuring the GPU's read bandwidth");
-    SWIFTLET_ASSIGN_OR_RETURN(report.limits.read_bandwidth_gbs, MeasureCudaReadBandwidth(0, gpu_read_bytes));
+    SWIFTLET_ASSIGN_OR_RETURN(report.limits.read_bandwidth_gbs, MeasureCudaReadBandwidth(o.cuda_gpu, gpu_read_bytes));
     report.limits.read_measurements = 1;
     report.limits.read_buffer_bytes = gpu_read_bytes;
     report.limits.read_kernel = "cuda";

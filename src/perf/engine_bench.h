@@ -53,10 +53,10 @@ struct EngineBenchOptions {
   bool quick_limits = false;  // Short machine-limit measurements (tests).
   TensorType kv_type = TensorType::kF16;
   uint64_t max_memory_bytes = uint64_t{8} << 30;  // KV cache + activations.
-  // Run on the first CUDA GPU instead of the CPU. There the limit is its
-  // measured HBM read bandwidth alone (its compute peaks are not measured
-  // yet), so each result reads as a share of that bandwidth.
-  bool cuda = false;
+  // >= 0: run on that CUDA GPU (its index) instead of the CPU. There the
+  // limit is its measured HBM read bandwidth alone (its compute peaks are
+  // not measured yet), so each result reads as a share of that bandwidth.
+  int cuda_gpu = -1;
 };
 
 inline constexpr int64_t kMaxGenTokens = 4096;

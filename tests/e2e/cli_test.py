@@ -301,6 +301,10 @@ class RunAndTokenize(Tmp):
         err(run("run", "-m", self.model, "-p", "x", "--top-p", "1.5", check=False), "--top-p")
         err(run("run", "-m", self.model, "-p", "x", "-n", "0", check=False), "-n")
         err(run("run", "-m", self.model, "-p", "x", "--kv-type", "q4", check=False), "--kv-type")
+        err(run("run", "-m", self.model, "-p", "x", "--device", "cuda:x", check=False), "--device", "cuda:N")
+        # A GPU no machine here has (or no GPU at all, or no CUDA build): one
+        # line saying which.
+        err(run("run", "-m", self.model, "-p", "x", "--device", "cuda:1023", check=False))
         w = gguf_py.Writer()
         w.string("general.architecture", "gptj")
         w.tensor("token_embd.weight", [32, 50])

@@ -64,18 +64,20 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
     ASSERT_TRUE(RowBytes(act_type, n_in, &act_row));
     std::vector<uint8_t> act(n_rows * act_row);
     for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
+    std::vector<float> want(n_out * n_rows);
+    for (int64_t t = 0; t < n_rows; ++t) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        want[t * n_out + o] = VecDotScalar(type, wq.data() + o * row_bytes, act.data() + t * act_row, n_in);
+      }
+    }
     for (int threads : {1, 2}) {
       auto backend = MakeCpuBackend(threads);
       std::vector<float> y(n_out * n_rows, -1.0f);
       backend->MatMul(packed->view(), x.data(), n_rows, y.data());
-      for (int64_t t = 0; t < n_rows; ++t) {
-        for (int64_t o = 0; o < n_out; ++o) {
-          const float want = VecDotScalar(type, wq.data() + o * row_bytes,
-                                          act.data() + t * act_row, n_in);
-          ASSERT_EQ(std::bit_cast<uint32_t>(y[t * n_out + o]), std::bit_cast<uint32_t>(want))
-              << NameOf(type) << " n_in " << n_in << " n_out " << n_out << " rows " << n_rows
-              << " at t " << t << " o " << o << ": " << y[t * n_out + o] << " vs " << want;
-        }
+      for (int64_t i = 0; i < n_out * n_rows; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want[i]))
+            << NameOf(type) << " n_in " << n_in << " n_out " << n_out << " rows " << n_rows << " threads " << threads
+            << " at t " << i / n_out << " o " << i % n_out << ": " << y[i] << " vs " << want[i];
       }
     }
   }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/str_cat.h"
 #include "forward_test_util.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kv/kv_cache.h"
@@ -82,7 +83,7 @@ TEST(CudaForwardTest, GreedyTokensAndLogitsMatchTheCpu) {
       SCOPED_TRACE(arch + " " + type);
       const std::string path = WriteTestModel(arch, type);
       auto cpu = Model::Load(path);
-      auto gpu = Model::Load(path, nullptr, ComputeDevice::kCuda);
+      auto gpu = Model::Load(path, nullptr, ComputeDevice::Cuda());
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       ASSERT_TRUE(gpu.ok()) << gpu.status();
       const GreedyRun a = Greedy(**cpu, prompt, 16);
@@ -127,7 +128,7 @@ TEST(CudaForwardTest, BatchInvarianceOnTheGpu) {
   for (const auto& [arch, type] : std::vector<std::pair<std::string, std::string>>{
            {"llama", "F32"}, {"qwen2", "Q8_0"}, {"qwen3", "Q4_0"}, {"llama", "Q4_K_M"}}) {
     SCOPED_TRACE(arch + " " + type);
-    auto m = MakeModel(arch, type, ComputeDevice::kCuda);
+    auto m = MakeModel(arch, type, ComputeDevice::Cuda());
     ASSERT_NE(m, nullptr);
     for (TensorType kv : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0}) {
       const auto alone = RunSeqs(*m, {kSeqA, kSeqB}, 64, false, 1, kv);
@@ -159,7 +160,7 @@ TEST(CudaForwardTest, ArgMaxRowsGetTheirLogitsFirstLargestOnTheGpu) {
   }
   for (const std::string type : {"F32", "Q4_K_M"}) {
     SCOPED_TRACE(type);
-    auto m = MakeModel("qwen2", type, ComputeDevice::kCuda);
+    auto m = MakeModel("qwen2", type, ComputeDevice::Cuda());
     ASSERT_NE(m, nullptr);
     ExpectArgMaxRowsAreTheirLogitsFirstLargest(*m);
   }
@@ -169,16 +170,24 @@ TEST(CudaForwardTest, ArgMaxRowsGetTheirLogitsFirstLargestOnTheGpu) {
 // at load and when making a context, and a CPU model refuses a context of
 // another device.
 TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
-  EXPECT_EQ(*ParseComputeDevice("cpu"), ComputeDevice::kCpu);
-  EXPECT_EQ(*ParseComputeDevice("cuda"), ComputeDevice::kCuda);
-  const absl::StatusOr<ComputeDevice> bad = ParseComputeDevice("tpu");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("cpu, cuda"), std::string::npos) << bad.status();
+  EXPECT_EQ(*ParseComputeDevice("cpu"), ComputeDevice::Cpu());
+  EXPECT_EQ(*ParseComputeDevice("cuda"), ComputeDevice::Cuda());
+  EXPECT_EQ(*ParseComputeDevice("cuda:0"), ComputeDevice::Cuda(0));
+  EXPECT_EQ(*ParseComputeDevice("cuda:3"), ComputeDevice::Cuda(3));
+  EXPECT_EQ(*ParseComputeDevice("cuda:1023"), ComputeDevice::Cuda(1023));
+  EXPECT_NE(ComputeDevice::Cuda(1), ComputeDevice::Cuda(0));
+  EXPECT_EQ(NameOf(ComputeDevice::Cuda(2)), "cuda:2");
+  EXPECT_EQ(NameOf(ComputeDevice::Cpu()), "cpu");
+  for (const char* name : {"tpu", "CUDA", "cuda:", "cuda:x", "cuda:-1", "cuda:1024", "cuda:12345", "cuda:1 ", "cuda1"}) {
+    const absl::StatusOr<ComputeDevice> bad = ParseComputeDevice(name);
+    ASSERT_FALSE(bad.ok()) << name;
+    EXPECT_NE(bad.status().message().find("cpu, cuda, cuda:N"), std::string::npos) << bad.status();
+  }
 
   // Device memory (the GPU KV cache's default size comes from it): the
   // GPU's, read from the driver; never the CPU's.
-  EXPECT_EQ(QueryDeviceMemory(ComputeDevice::kCpu).status().code(), absl::StatusCode::kFailedPrecondition);
-  const absl::StatusOr<DeviceMemory> memory = QueryDeviceMemory(ComputeDevice::kCuda);
+  EXPECT_EQ(QueryDeviceMemory(ComputeDevice::Cpu()).status().code(), absl::StatusCode::kFailedPrecondition);
+  const absl::StatusOr<DeviceMemory> memory = QueryDeviceMemory(ComputeDevice::Cuda());
   if (ListCudaDevices().empty()) {
     EXPECT_EQ(memory.status().code(), absl::StatusCode::kFailedPrecondition) << memory.status();
   } else {
@@ -191,9 +200,19 @@ TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
   const std::string path = WriteTestModel("llama", "F32");
   auto cpu = Model::Load(path);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
+  // A GPU past the last one the process sees: a clear error everywhere.
+  const int missing = static_cast<int>(ListCudaDevices().size());
+  const absl::StatusOr<std::unique_ptr<Model>> beyond = Model::Load(path, nullptr, ComputeDevice::Cuda(missing));
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.status().code(), absl::StatusCode::kFailedPrecondition) << beyond.status();
+  EXPECT_FALSE(ForwardContext::Create(ComputeDevice::Cuda(missing), 1).ok());
+  EXPECT_FALSE(QueryDeviceMemory(ComputeDevice::Cuda(missing)).ok());
+  if (missing > 0) {
+    EXPECT_NE(beyond.status().message().find(StrCat("no GPU ", missing)), std::string::npos) << beyond.status();
+  }
   if (!ListCudaDevices().empty()) {
     // A CPU model on a GPU context: refused, naming both.
-    auto context = ForwardContext::Create(ComputeDevice::kCuda, 1);
+    auto context = ForwardContext::Create(ComputeDevice::Cuda(), 1);
     ASSERT_TRUE(context.ok()) << context.status();
     const ModelConfig& c = (*cpu)->config();
     auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 8, TensorType::kF16}, uint64_t{1} << 30,
@@ -208,11 +227,11 @@ TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
     std::remove(path.c_str());
     return;
   }
-  auto gpu = Model::Load(path, nullptr, ComputeDevice::kCuda);
+  auto gpu = Model::Load(path, nullptr, ComputeDevice::Cuda());
   ASSERT_FALSE(gpu.ok());
   EXPECT_EQ(gpu.status().code(), absl::StatusCode::kFailedPrecondition) << gpu.status();
   EXPECT_NE(gpu.status().message().find("CUDA"), std::string::npos) << gpu.status();
-  EXPECT_FALSE(ForwardContext::Create(ComputeDevice::kCuda, 1).ok());
+  EXPECT_FALSE(ForwardContext::Create(ComputeDevice::Cuda(), 1).ok());
   std::remove(path.c_str());
 }
 

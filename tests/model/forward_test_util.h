@@ -19,7 +19,7 @@ std::string WriteTestModel(const std::string& arch, const std::string& type);
 // A 2-layer model of `arch` ("llama", "qwen2", "qwen3") with `type`
 // weights, loaded on `device`; null (after a test failure) if that fails.
 std::unique_ptr<Model> MakeModel(const std::string& arch, const std::string& type,
-                                 ComputeDevice device = ComputeDevice::kCpu);
+                                 ComputeDevice device = ComputeDevice::Cpu());
 
 inline const std::vector<int32_t> kSeqA = {1, 40, 77, 300, 12, 5, 99, 200, 31, 8, 150, 42};
 inline const std::vector<int32_t> kSeqB = {1, 9, 410, 3, 66, 120, 7};
