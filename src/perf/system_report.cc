@@ -33,7 +33,7 @@ std::string SystemReport() {
   if (gpus.empty()) out += StrCat("gpus          none (", why, ")\n");
   for (const CudaDeviceInfo& g : gpus) {
     out += StrCat("gpu ", g.index, "         ", g.name, ", ", g.memory_bytes >> 20, " MiB, compute capability ",
-                  g.compute_major, ".", g.compute_minor, " (--device cuda)\n");
+                  g.compute_major, ".", g.compute_minor, " (--device cuda:", g.index, ")\n");
   }
   return out;
 }

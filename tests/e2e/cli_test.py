@@ -9,6 +9,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -346,8 +347,17 @@ class BadInput(Tmp):
         subprocess.run([CORPUS_WRITER, corpus], check=True)
         files = sorted(f for f in os.listdir(corpus) if f != "valid.gguf")
         self.assertGreater(len(files), 200)
-        # A process per file, one per core at a time: under the sanitizers
-        # each start costs ~0.1 s, and there are hundreds.
+        # The valid file cut at every byte is most of the corpus, and
+        # gguf_test parses every cut in-process; here, through the CLI
+        # (mapped from disk), the cuts inside the header (32 bytes) and
+        # every 8th after it, with every other malformation. A process per
+        # file, one per core at a time: under the sanitizers each start
+        # costs ~0.1 s.
+        def sampled(name):
+            cut = re.fullmatch(r"truncated_(\d+)\.gguf", name)
+            return cut is None or int(cut.group(1)) < 32 or int(cut.group(1)) % 8 == 0
+        files = [f for f in files if sampled(f)]
+        self.assertGreater(len(files), 60)
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
             runs = pool.map(lambda name: run("inspect", os.path.join(corpus, name), check=False),
                             files)
