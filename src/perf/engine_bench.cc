@@ -214,9 +214,10 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   // The GPU's limit: its HBM read bandwidth (1 GiB passes; 64 MiB quick).
   const uint64_t gpu_read_bytes = o.quick_limits ? uint64_t{64} << 20 : uint64_t{1} << 30;
   if (gpu) {
-    const std::vector<CudaDeviceInfo> gpus = ListCudaDevices();
-    // The model loaded on it, so it is in the list.
-    report.cpu = static_cast<size_t>(o.cuda_gpu) < gpus.size() ? gpus[static_cast<size_t>(o.cuda_gpu)].name : "GPU";
+    report.cpu = "GPU";
+    for (const CudaDeviceInfo& g : ListCudaDevices()) {
+      if (g.index == o.cuda_gpu) report.cpu = g.name;
+    }
     report.isa = "cuda";
     say("measuring the GPU's read bandwidth");
     SWIFTLET_ASSIGN_OR_RETURN(report.limits.read_bandwidth_gbs, MeasureCudaReadBandwidth(o.cuda_gpu, gpu_read_bytes));
@@ -248,7 +249,7 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   // it moves with the neighbours' load, and the limit is the best seen.
   auto remeasure = [&]() -> absl::Status {
     if (gpu) {
-      SWIFTLET_ASSIGN_OR_RETURN(const double gbs, MeasureCudaReadBandwidth(0, gpu_read_bytes));
+      SWIFTLET_ASSIGN_OR_RETURN(const double gbs, MeasureCudaReadBandwidth(o.cuda_gpu, gpu_read_bytes));
       report.limits.read_bandwidth_gbs = std::max(report.limits.read_bandwidth_gbs, gbs);
       ++report.limits.read_measurements;
       return absl::OkStatus();

@@ -489,13 +489,25 @@ absl::StatusOr<double> MeasureCudaReadBandwidth(int device, uint64_t bytes) {
   return best;
 }
 
-absl::StatusOr<CudaMemory> QueryCudaMemory(int device) {
+namespace {
+
+// GPU `device` by its CUDA number (ListCudaDevices leaves out a GPU whose
+// properties cannot be read, so a number is not a position in the list),
+// or FailedPrecondition saying why there is none.
+absl::StatusOr<CudaDeviceInfo> FindCudaDevice(int device) {
   std::string why;
   const std::vector<CudaDeviceInfo> devices = ListCudaDevices(&why);
-  if (device < 0 || device >= static_cast<int>(devices.size())) {
-    return absl::FailedPreconditionError(
-        devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
+  for (const CudaDeviceInfo& d : devices) {
+    if (d.index == device) return d;
   }
+  return absl::FailedPreconditionError(devices.empty() ? why
+                                                       : StrCat("no GPU ", device, ": ", devices.size(), " found"));
+}
+
+}  // namespace
+
+absl::StatusOr<CudaMemory> QueryCudaMemory(int device) {
+  SWIFTLET_RETURN_IF_ERROR(FindCudaDevice(device).status());
   // cudaMemGetInfo answers for the calling thread's current device.
   int current = 0;
   CheckCuda(cudaGetDevice(&current), "current device");
@@ -518,12 +530,7 @@ CudaGraphCounts CudaGraphCountsOf(Backend& backend) {
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
-  std::string why;
-  const std::vector<CudaDeviceInfo> devices = ListCudaDevices(&why);
-  if (device < 0 || device >= static_cast<int>(devices.size())) {
-    return absl::FailedPreconditionError(
-        devices.empty() ? why : StrCat("no GPU ", device, ": ", devices.size(), " found"));
-  }
+  SWIFTLET_ASSIGN_OR_RETURN(const CudaDeviceInfo info, FindCudaDevice(device));
   CheckCuda(cudaSetDevice(device), "select the device");
   // The kernels are built for CMAKE_CUDA_ARCHITECTURES (sm_90 by default);
   // on another GPU the first launch would fail: say so here instead.
@@ -531,8 +538,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
   if (const cudaError_t e = cudaFuncGetAttributes(&attributes, AddKernel); e != cudaSuccess) {
     cudaGetLastError();
     return absl::FailedPreconditionError(StrCat(
-        "GPU ", device, " (", devices[static_cast<size_t>(device)].name, ", compute capability ",
-        devices[static_cast<size_t>(device)].compute_major, ".", devices[static_cast<size_t>(device)].compute_minor,
+        "GPU ", device, " (", info.name, ", compute capability ", info.compute_major, ".", info.compute_minor,
         ") cannot run this build's kernels (", cudaGetErrorString(e), "): rebuild with CMAKE_CUDA_ARCHITECTURES set for it"));
   }
   // SWIFTLET_CUDA_TENSOR_CORES=0 takes the dp4a kernels instead: for
@@ -544,7 +550,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
     return knob != nullptr && std::string(knob) == "0";
   };
   const bool tensor_cores =
-      mma_built && devices[static_cast<size_t>(device)].compute_major >= 8 && !off("SWIFTLET_CUDA_TENSOR_CORES");
+      mma_built && info.compute_major >= 8 && !off("SWIFTLET_CUDA_TENSOR_CORES");
   // SWIFTLET_CUDA_GRAPHS=0 issues every launch on its own: for comparing
   // (scripts/gpu-check.sh), and a way out should a driver misbehave.
   cuda_graphs::GraphOptions graphs;
