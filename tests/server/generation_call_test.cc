@@ -8,23 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "gguf/gguf_file.h"
+#include "recording_queue.h"
 #include "recording_writer.h"
 
 namespace swiftlet::server {
 namespace {
 
 using Json = nlohmann::json;
-
-class RecordingQueue final : public RequestQueue {
- public:
-  SubmitResult Submit(Request) override { return {}; }
-  void Cancel(uint64_t id) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    cancelled.push_back(id);
-  }
-  std::mutex mu_;
-  std::vector<uint64_t> cancelled;
-};
 
 class GenerationCallTest : public ::testing::Test {
  protected:
