@@ -236,7 +236,9 @@ void OpenAiService::WithModel(const http::HttpRequest& request, const std::strin
   }
   if (absl::Status s = CheckKeyModel(caller, name); !s.ok()) return void(Fail(request, route, writer, s, start));
   // The hot path: no copy of the request.
-  if (LeasePtr lease = models_.TryAcquireHot(name); lease != nullptr) return then(request, std::move(writer), lease);
+  if (LeasePtr lease = models_.TryAcquireHot(name); lease != nullptr) {
+    return then(request, std::move(writer), std::move(lease));
+  }
   // Cold or loading: the request may wait what is left of its TTFT target
   // (TTFT counts from its first byte, so the wait is in it).
   const EngineConfig& cfg = engine_.config();
@@ -259,7 +261,7 @@ void OpenAiService::WithModel(const http::HttpRequest& request, const std::strin
       http::Headers headers = a.retry_after_ms > 0 ? RetryAfterFields(a.retry_after_ms) : http::Headers{};
       return void(Fail(*held, route, writer, api::WithParam(a.status, "model"), start, std::move(headers)));
     }
-    then(*held, std::move(writer), a.lease);
+    then(*held, std::move(writer), std::move(a.lease));
   });
 }
 
@@ -321,6 +323,13 @@ int OpenAiService::Fail(const http::HttpRequest& request, const std::string& rou
   return http_status;
 }
 
+void OpenAiService::FailReleasing(LeasePtr& lease, const http::HttpRequest& request, const std::string& route,
+                                  Writer& writer, const absl::Status& status, int64_t start_ns,
+                                  http::Headers headers) {
+  lease.reset();
+  Fail(request, route, writer, status, start_ns, std::move(headers));
+}
+
 absl::StatusOr<std::vector<int32_t>> OpenAiService::PromptTokens(const Tokenizer& tokenizer,
                                                                  const api::PromptInput& input,
                                                                  const std::string& param, bool add_bos) {
@@ -373,20 +382,20 @@ void OpenAiService::Completions(const http::HttpRequest& request, Writer writer,
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::CompletionRequest>(*std::move(parsed));
   WithModel(request, route, std::move(writer), caller, p->model, ClassOf(p->options, caller), p->options.ttft_target_ms,
-            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, LeasePtr lease) {
     const Tokenizer& tokenizer = *lease->model().tokenizer;
     std::vector<std::vector<int32_t>> prompts;
     std::string prompt_text;
     for (size_t i = 0; i < p->prompts.size(); ++i) {
       const std::string param = p->prompts.size() == 1 ? "prompt" : StrCat("prompt[", i, "]");
       auto tokens = PromptTokens(tokenizer, p->prompts[i], param, tokenizer.add_bos_token());
-      if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+      if (!tokens.ok()) return FailReleasing(lease, request, route, writer, tokens.status(), start);
       prompts.push_back(*std::move(tokens));
       if (log_.log_content() || audit_ != nullptr) {
         if (const auto* t = std::get_if<std::string>(&p->prompts[i])) prompt_text += *t;
       }
     }
-    Generate(request, std::move(writer), caller, lease, GenerationEndpoint::kCompletions, std::move(prompts),
+    Generate(request, std::move(writer), caller, std::move(lease), GenerationEndpoint::kCompletions, std::move(prompts),
              p->options, p->logprobs.has_value() ? *p->logprobs : -1, std::move(prompt_text));
   });
 }
@@ -398,20 +407,20 @@ void OpenAiService::ChatCompletions(const http::HttpRequest& request, Writer wri
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::ChatCompletionRequest>(*std::move(parsed));
   WithModel(request, route, std::move(writer), caller, p->model, ClassOf(p->options, caller), p->options.ttft_target_ms,
-            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, LeasePtr lease) {
     std::string text;
     auto tokens = ChatTokens(lease->model(), p->messages, /*add_generation_prompt=*/true,
                              log_.log_content() || audit_ != nullptr ? &text : nullptr);
-    if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+    if (!tokens.ok()) return FailReleasing(lease, request, route, writer, tokens.status(), start);
     std::vector<std::vector<int32_t>> prompts;
     prompts.push_back(*std::move(tokens));
-    Generate(request, std::move(writer), caller, lease, GenerationEndpoint::kChat, std::move(prompts), p->options,
+    Generate(request, std::move(writer), caller, std::move(lease), GenerationEndpoint::kChat, std::move(prompts), p->options,
              p->logprobs ? p->top_logprobs.value_or(0) : -1, std::move(text));
   });
 }
 
 void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, const Caller& caller,
-                             const LeasePtr& lease, GenerationEndpoint endpoint,
+                             LeasePtr lease, GenerationEndpoint endpoint,
                              std::vector<std::vector<int32_t>> prompts, const api::GenerationOptions& options,
                              int32_t top_logprobs, std::string prompt_text) {
   const int64_t start = ReceivedNs(request);
@@ -427,7 +436,7 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
     std::mt19937_64 seed_source(NextSeed());
     auto o = ToEngineOptions(options, endpoint, static_cast<int64_t>(prompts[i].size()), top_logprobs,
                              defaults, seed_source);
-    if (!o.ok()) return void(Fail(request, route, writer, o.status(), start));
+    if (!o.ok()) return FailReleasing(lease, request, route, writer, o.status(), start);
     // A batch key's requests are batch whatever they ask.
     if (caller.key != nullptr && caller.key->latency_class == LatencyClass::kBatch) {
       o->latency_class = LatencyClass::kBatch;
@@ -444,8 +453,8 @@ void OpenAiService::Generate(const http::HttpRequest& request, Writer writer, co
   if (caller.key != nullptr) {
     const LimitDecision d = limiter_.ChargeTokens(*caller.key, charged, NowNs());
     if (!d.ok) {
-      return void(Fail(request, route, writer, api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code),
-                       start, RetryAfterFields(d.retry_after_ms)));
+      return FailReleasing(lease, request, route, writer, api::WithErrorCode(absl::ResourceExhaustedError(d.message), d.code),
+                       start, RetryAfterFields(d.retry_after_ms));
     }
   }
 
@@ -517,22 +526,22 @@ void OpenAiService::Embeddings(const http::HttpRequest& request, Writer writer, 
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::EmbeddingRequest>(*std::move(parsed));
   WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kEmbedding, std::nullopt,
-            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+            [this, p, caller, route, start](const http::HttpRequest& request, Writer writer, LeasePtr lease) {
     const HostedModel& model = lease->model();
     Engine& engine = lease->engine();
     if (!model.pooling.ok()) {
-      return void(Fail(request, route, writer,
+      return FailReleasing(lease, request, route, writer,
                        absl::UnimplementedError(StrCat("embeddings are off: ", model.pooling.status().message())),
-                       start));
+                       start);
     }
     std::vector<std::vector<int32_t>> inputs;
     for (size_t i = 0; i < p->inputs.size(); ++i) {
       const std::string param = p->inputs.size() == 1 ? "input" : StrCat("input[", i, "]");
       auto tokens = PromptTokens(*model.tokenizer, p->inputs[i], param, model.tokenizer->add_bos_token());
-      if (!tokens.ok()) return void(Fail(request, route, writer, tokens.status(), start));
+      if (!tokens.ok()) return FailReleasing(lease, request, route, writer, tokens.status(), start);
       if (static_cast<int64_t>(tokens->size()) > engine.context()) {
-        return void(Fail(request, route, writer,
-                         api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ", engine.context())), start));
+        return FailReleasing(lease, request, route, writer,
+                         api::InvalidParam(param, StrCat(tokens->size(), " tokens; at most ", engine.context())), start);
       }
       inputs.push_back(*std::move(tokens));
     }
@@ -661,17 +670,19 @@ void OpenAiService::Tokenize(const http::HttpRequest& request, Writer writer, co
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::TokenizeRequest>(*std::move(parsed));
   WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kInteractive, std::nullopt,
-            [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+            [this, p, route, start](const http::HttpRequest& request, Writer writer, LeasePtr lease) {
     const Tokenizer& tokenizer = *lease->model().tokenizer;
     std::vector<int32_t> tokens;
     if (p->prompt.has_value()) {
       tokens = tokenizer.Encode(*p->prompt, p->add_special_tokens && tokenizer.add_bos_token());
     } else {
       auto t = ChatTokens(lease->model(), p->messages, p->add_generation_prompt, nullptr);
-      if (!t.ok()) return void(Fail(request, route, writer, t.status(), start));
+      if (!t.ok()) return FailReleasing(lease, request, route, writer, t.status(), start);
       tokens = *std::move(t);
     }
-    RespondJson(*writer, 200, api::SerializeTokenizeResponse(tokens, lease->engine().context()));
+    std::string body = api::SerializeTokenizeResponse(tokens, lease->engine().context());
+    lease.reset();
+    RespondJson(*writer, 200, std::move(body));
     Answered(request, route, 200, start);
   });
 }
@@ -683,17 +694,19 @@ void OpenAiService::Detokenize(const http::HttpRequest& request, Writer writer, 
   if (!parsed.ok()) return void(Fail(request, route, writer, parsed.status(), start));
   auto p = std::make_shared<api::DetokenizeRequest>(*std::move(parsed));
   WithModel(request, route, std::move(writer), caller, p->model, LatencyClass::kInteractive, std::nullopt,
-            [this, p, route, start](const http::HttpRequest& request, Writer writer, const LeasePtr& lease) {
+            [this, p, route, start](const http::HttpRequest& request, Writer writer, LeasePtr lease) {
     const Tokenizer& tokenizer = *lease->model().tokenizer;
     for (size_t i = 0; i < p->tokens.size(); ++i) {
       const int32_t id = p->tokens[i];
       if (id < 0 || id >= tokenizer.n_vocab()) {
-        return void(Fail(request, route, writer,
+        return FailReleasing(lease, request, route, writer,
                          api::InvalidParam(StrCat("tokens[", i, "]"), StrCat("token id ", id, " is outside the vocabulary")),
-                         start));
+                         start);
       }
     }
-    RespondJson(*writer, 200, api::SerializeDetokenizeResponse(tokenizer.Decode(p->tokens)));
+    std::string body = api::SerializeDetokenizeResponse(tokenizer.Decode(p->tokens));
+    lease.reset();
+    RespondJson(*writer, 200, std::move(body));
     Answered(request, route, 200, start);
   });
 }

@@ -135,8 +135,8 @@ class OpenAiService {
   void Metrics(const http::HttpRequest& request, Writer writer);
 
   // Submits one engine request per prompt and hands the answer to a
-  // GenerationCall.
-  void Generate(const http::HttpRequest& request, Writer writer, const Caller& caller, const LeasePtr& lease,
+  // GenerationCall, with the lease (released when the call is answered).
+  void Generate(const http::HttpRequest& request, Writer writer, const Caller& caller, LeasePtr lease,
                 GenerationEndpoint endpoint, std::vector<std::vector<int32_t>> prompts,
                 const api::GenerationOptions& options, int32_t top_logprobs, std::string prompt_text);
 
@@ -145,7 +145,11 @@ class OpenAiService {
   // (no such model, a key that may not use it, a load longer than the
   // request may wait) is answered here. `ttft_target_ms` is the request's
   // own target, if any: with its class's it bounds the wait for a load.
-  using WithModelFn = std::function<void(const http::HttpRequest&, Writer, const LeasePtr&)>;
+  // `then` owns the lease and lets it go before it answers: for a cold
+  // model it runs on the registry's thread, where an answer can reach the
+  // client before `then` returns, and a client that unloads the model as
+  // soon as it has its answer must find the model idle.
+  using WithModelFn = std::function<void(const http::HttpRequest&, Writer, LeasePtr)>;
   void WithModel(const http::HttpRequest& request, const std::string& route, Writer writer, const Caller& caller,
                  const std::string& model, LatencyClass latency_class, std::optional<int64_t> ttft_target_ms,
                  WithModelFn then);
@@ -170,6 +174,9 @@ class OpenAiService {
                 int64_t start_ns);
   int Fail(const http::HttpRequest& request, const std::string& route, Writer& writer,
            const absl::Status& status, int64_t start_ns, http::Headers headers = {});
+  // Fail, with `lease` let go first (WithModelFn).
+  void FailReleasing(LeasePtr& lease, const http::HttpRequest& request, const std::string& route, Writer& writer,
+                     const absl::Status& status, int64_t start_ns, http::Headers headers = {});
   std::string NextId(std::string_view prefix);
   uint64_t NextSeed();
   int64_t NowNs() const;

@@ -180,6 +180,13 @@ class MultiModel(unittest.TestCase):
             status, body = call(self.server, "POST", "/v1/models/b/unload")
             self.assertEqual(status, 200, (round, body))
             self.assertEqual(json.loads(body)["state"], "cold")
+        # A cold model named by /tokenize loads, answers, and is let go of
+        # before the answer is sent (on the registry's thread): the same.
+        status, body = call(self.server, "POST", "/tokenize", {"model": "b", "prompt": "Hi"})
+        self.assertEqual(status, 200, body)
+        self.assertGreater(len(json.loads(body)["tokens"]), 0)
+        status, body = call(self.server, "POST", "/v1/models/b/unload")
+        self.assertEqual(status, 200, body)
         status, body = call(self.server, "POST", "/v1/models/b/unload")
         self.assertEqual(status, 409, body)  # Not hot.
         status, body = call(self.server, "POST", "/v1/models/zz/load")
