@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/argmax.h"
 #include "core/check.h"
 #include "core/str_cat.h"
 
@@ -99,11 +100,8 @@ int32_t Sampler::Sample(std::span<float> logits,
 
   candidates_.clear();
   if (params_.temperature == 0.0f) {
-    size_t best = 0;
-    for (size_t i = 1; i < logits.size(); ++i) {
-      if (logits[i] > logits[best]) best = i;  // strict: ties keep lower id
-    }
-    return static_cast<int32_t>(best);
+    // The same scan as a device's ArgMax: the engine takes either.
+    return ArgMaxRow(logits.data(), static_cast<int64_t>(logits.size()));
   }
 
   candidates_.reserve(logits.size());

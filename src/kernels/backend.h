@@ -235,7 +235,7 @@ class Backend {
   // out[t] = the index of row t's largest value (rows of n > 0 floats): what
   // a scan from index 0 keeping each strictly greater value picks, so ties
   // go to the lowest index, a NaN is never picked after index 0, and a NaN
-  // at index 0 is kept (ArgMaxRow, kernels/argmax.h). A greedy sequence's
+  // at index 0 is kept (ArgMaxRow, core/argmax.h). A greedy sequence's
   // next token, without copying its logits off the device.
   virtual void ArgMax(const float* x, int64_t n, int64_t n_rows, int32_t* out) = 0;
 };

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/argmax.h"
 #include "core/check.h"
 #include "core/thread_pool.h"
 #include "kernels/activation_quantize.h"
-#include "kernels/argmax.h"
 #include "kernels/attention_ops.h"
 #include "kernels/backend.h"
 #include "kernels/dequantize.h"

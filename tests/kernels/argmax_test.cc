@@ -1,11 +1,11 @@
-// The greedy argmax (kernels/argmax.h): the scan's answers on rows whose
+// The greedy argmax (core/argmax.h): the scan's answers on rows whose
 // answer is known by hand (ties, infinities, NaN, signed zeros), the CPU
 // backend's ArgMax on the same rows, and the CUDA kernel's merge order (a
 // strided part per thread, a butterfly per warp, one across the warps),
 // replayed on the CPU, against the scan on random rows full of ties, NaNs
 // and infinities. What only a GPU can show (that the kernel is what is
 // replayed here) cuda_backend_test checks against the CPU backend.
-#include "kernels/argmax.h"
+#include "core/argmax.h"
 
 #include <gtest/gtest.h>
 

@@ -247,7 +247,7 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   {
     // Rows of a large vocabulary: a tie for the largest far apart, a NaN
     // at index 0, NaNs and infinities elsewhere, all -inf, all NaN but
-    // one (kernels/argmax.h).
+    // one (core/argmax.h).
     const int64_t vocab = 151936, rows = 6;
     std::vector<float> logits = Gaussian(static_cast<size_t>(rows * vocab), 9);
     logits[100] = logits[90000] = 9;

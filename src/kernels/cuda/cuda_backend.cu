@@ -22,9 +22,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/argmax.h"
 #include "core/check.h"
 #include "core/str_cat.h"
-#include "kernels/argmax.h"
 #include "kernels/cuda/attention_kernels.h"
 #include "kernels/cuda/cuda_queue.h"
 #include "kernels/cuda/device_math.h"
@@ -163,7 +163,7 @@ __global__ void GatherRowsKernel(const float* x, int64_t n, const int32_t* rows,
 }
 
 // One block per row: each thread keeps the best of its strided elements,
-// then a butterfly per warp and one across the warps (kernels/argmax.h:
+// then a butterfly per warp and one across the warps (core/argmax.h:
 // any merge order gives the scan's answer).
 __device__ ArgMaxCandidate WarpBest(ArgMaxCandidate c) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {

@@ -1,7 +1,8 @@
-// The argmax a greedy sequence takes (Backend::ArgMax): its scalar
-// specification, and the rule a parallel version merges parts of a row by.
-// Plain C++ and, under nvcc, device code: the CPU tests check the GPU's
-// merge against the scan (tests/kernels/argmax_test.cc).
+// The argmax a greedy sequence takes: its scalar specification (what
+// Sampler takes at temperature 0 and Backend::ArgMax computes on a device),
+// and the rule a parallel version merges parts of a row by. Plain C++ and,
+// under nvcc, device code: the CPU tests check the GPU's merge against the
+// scan (tests/kernels/argmax_test.cc).
 #pragma once
 
 #include <cmath>
