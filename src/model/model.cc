@@ -307,11 +307,14 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   // `out`; otherwise they are computed in staging buffers and copied back.
   const bool direct = be.SharesHostMemory();
   const int64_t staged = direct ? 0 : 1;
+  // Logits straight into `out` only when every row asked for them is
+  // returned: argmax rows' logits never leave the backend's memory.
+  const bool logits_direct = direct && n_argmax == 0;
   for (auto [array, count] : {std::pair{&ctx.x, n * E}, {&ctx.h, n * E}, {&ctx.q, n * Q},
                               {&ctx.k, n * KV}, {&ctx.v, n * KV}, {&ctx.attn, n * Q},
                               {&ctx.gate, n * F}, {&ctx.up, n * F}, {&ctx.tmp, n * E},
                               {&ctx.out_rows, n_logits * E}, {&ctx.hidden, staged * n_hidden * E},
-                              {&ctx.logits, staged * n_logits * c.n_vocab}}) {
+                              {&ctx.logits, (logits_direct ? 0 : n_logits) * c.n_vocab}}) {
     SWIFTLET_RETURN_IF_ERROR(array->Reserve(be, count));
   }
   SWIFTLET_RETURN_IF_ERROR(ctx.argmax.Reserve(be, staged * n_argmax));
@@ -393,12 +396,10 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   final_norm(ctx.hidden_rows.data(), n_hidden, hidden);
   if (n_hidden > 0) be.Download(out.hidden.data(), hidden, out.hidden.size() * sizeof(float));
 
-  // On the CPU the argmax rows' logits are scratch at the end of `values`,
-  // cut off once read.
   out.row_size = c.n_vocab;
-  out.values.resize(direct ? n_logits * c.n_vocab : n_out * c.n_vocab);
+  out.values.resize(n_out * c.n_vocab);
   out.argmax.resize(n_argmax);
-  float* logits = direct ? out.values.data() : ctx.logits.data();
+  float* logits = logits_direct ? out.values.data() : ctx.logits.data();
   if (n_logits > 0) {
     final_norm(ctx.logit_rows.data(), n_logits, ctx.out_rows.data());
     be.MatMul(weights.output, ctx.out_rows.data(), n_logits, logits);
@@ -408,7 +409,6 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
     be.ArgMax(logits + n_out * c.n_vocab, c.n_vocab, n_argmax, ids);
     be.Download(out.argmax.data(), ids, out.argmax.size() * sizeof(int32_t));
   }
-  out.values.resize(n_out * c.n_vocab);
   if (n_out > 0) be.Download(out.values.data(), logits, out.values.size() * sizeof(float));
   be.Flush();  // A step that asks for no rows (a prompt's early chunk) starts now, not at the next step.
   return absl::OkStatus();
