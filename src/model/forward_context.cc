@@ -1,5 +1,8 @@
 #include "model/forward_context.h"
 
+#include <charconv>
+#include <system_error>
+
 #include "core/check.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
@@ -17,14 +20,14 @@ absl::StatusOr<ComputeDevice> ParseComputeDevice(std::string_view name) {
   if (name == "cpu") return ComputeDevice::Cpu();
   if (name == "cuda") return ComputeDevice::Cuda();
   if (name.starts_with("cuda:")) {
+    // Digits only (from_chars takes no sign but '-', no space; it reports
+    // overflow), and the whole rest of the name.
     const std::string_view digits = name.substr(5);
-    int gpu = 0;
-    bool valid = !digits.empty() && digits.size() <= 4;
-    for (char ch : digits) {
-      valid = valid && ch >= '0' && ch <= '9';
-      if (valid) gpu = gpu * 10 + (ch - '0');
+    int gpu = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), gpu);
+    if (error == std::errc() && end == digits.data() + digits.size() && digits[0] != '-' && gpu <= kMaxGpu) {
+      return ComputeDevice::Cuda(gpu);
     }
-    if (valid && gpu <= kMaxGpu) return ComputeDevice::Cuda(gpu);
   }
   return absl::InvalidArgumentError(StrCat("device '", name.substr(0, 64), "' is not one of: cpu, cuda, cuda:N (N a GPU index, 0 to ",
                                            kMaxGpu, ")"));

@@ -178,7 +178,7 @@ TEST(CudaForwardTest, DeviceChoiceIsParsedAndAMissingGpuIsAClearError) {
   EXPECT_NE(ComputeDevice::Cuda(1), ComputeDevice::Cuda(0));
   EXPECT_EQ(NameOf(ComputeDevice::Cuda(2)), "cuda:2");
   EXPECT_EQ(NameOf(ComputeDevice::Cpu()), "cpu");
-  for (const char* name : {"tpu", "CUDA", "cuda:", "cuda:x", "cuda:-1", "cuda:1024", "cuda:12345", "cuda:1 ", "cuda1"}) {
+  for (const char* name : {"tpu", "CUDA", "cuda:", "cuda:x", "cuda:-1", "cuda:-0", "cuda:+1", "cuda:99999999999", "cuda:1024", "cuda:12345", "cuda:1 ", "cuda1"}) {
     const absl::StatusOr<ComputeDevice> bad = ParseComputeDevice(name);
     ASSERT_FALSE(bad.ok()) << name;
     EXPECT_NE(bad.status().message().find("cpu, cuda, cuda:N"), std::string::npos) << bad.status();
