@@ -161,12 +161,13 @@ SubmitResult Engine::Admit(Request& request) {
     const StepCostModel& cost = state_.cost;
     // Time to work off the prefill backlog, for the Retry-After of the
     // queue limits.
-    const int64_t budget = StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns,
-                                      state_.running, state_.cost);
+    const OutputRows decodes{state_.running - state_.running_argmax, state_.running_argmax};
+    const int64_t budget =
+        StepBudget(config_.scheduler.step_tokens, config_.slo_interactive.tpot_ns, decodes, state_.cost);
     const int64_t per_step = std::max<int64_t>(1, budget - state_.running);
     const int64_t drain_ns = static_cast<int64_t>(
         std::ceil(static_cast<double>(state_.queued_prompt_tokens) / static_cast<double>(per_step)) *
-        cost.PredictNs(std::max(budget, state_.running), state_.running));
+        cost.PredictNs(std::max(budget, state_.running), decodes));
     if (!accepting_) return refuse(RefusalReason::kNotReady, "the engine is not running", 1000 * kNsPerMs);
     if (state_.waiting >= config_.max_queue) {
       return refuse(RefusalReason::kQueueFull, StrCat("queue full (", config_.max_queue, " requests)"),
@@ -342,6 +343,7 @@ QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& target
   // An embedding is done with its prompt: nothing to decode.
   q.decode_tokens = r.options.embedding ? 0 : std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
   q.tpot_target_ns = targets.tpot_ns;
+  q.argmax = RowTakesArgMax(r.options, nullptr, 0);
   return q;
 }
 
@@ -375,6 +377,7 @@ QueuedRequest Engine::Describe(const Active& a) const {
   // prefilling, or preempted and to be recomputed) the first choice's
   // tokens still to compute, less what the prefix cache will likely give.
   const Choice& first = a.choices.front();
+  q.argmax = TakesArgMax(a, first);
   q.prompt_done = a.prompt_done && q.started &&
                   static_cast<int64_t>(first.tokens.size()) - first.computed <= 1;
   q.cached_tokens = first.seq >= 0 ? first.computed : 0;
@@ -434,27 +437,10 @@ int64_t Engine::EstimateTtftNs(int64_t prompt_tokens, LatencyClass latency_class
   return std::min<int64_t>(std::llround(static_cast<double>(est.ttft_ns) * error_factor), kMaxEstimateHorizonNs);
 }
 
-void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs) {
+void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, OutputRows outputs) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Exponentially weighted updates of the linear cost model.
-  constexpr double kWeight = 0.1;
-  StepCostModel& m = state_.cost;
-  if (outputs >= 4 && around_ns > 0) {
-    // The work around the forward pass, per output row (with several rows,
-    // so the part that does not grow with them weighs little).
-    m.per_output_ns += kWeight * (around_ns / static_cast<double>(outputs) - m.per_output_ns);
-  }
-  if (step_tokens > 0 && step_ns > 0) {
-    // Large steps refine the per-token cost, small ones the fixed part.
-    if (step_tokens >= 16) {
-      const double per = std::max(0.0, (step_ns - m.fixed_ns) / static_cast<double>(step_tokens));
-      m.per_token_ns += kWeight * (per - m.per_token_ns);
-    } else {
-      const double fixed = std::max(0.0, step_ns - m.per_token_ns * static_cast<double>(step_tokens));
-      m.fixed_ns += kWeight * (fixed - m.fixed_ns);
-    }
-  }
-  int64_t waiting = static_cast<int64_t>(incoming_.size()), running = 0;
+  state_.cost.Learn(step_ns, step_tokens, around_ns, outputs);
+  int64_t waiting = static_cast<int64_t>(incoming_.size()), running = 0, running_argmax = 0;
   int64_t queued = 0, queued_interactive = 0;
   double expected = 0, expected_interactive = 0;
   for (const auto& p : incoming_) {
@@ -469,6 +455,7 @@ void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int6
     if (p->completed) continue;
     if (p->HasSequences()) {
       ++running;
+      if (TakesArgMax(*p, p->choices.front())) ++running_argmax;
     } else {
       ++waiting;
     }
@@ -489,6 +476,7 @@ void Engine::Publish(double step_ns, int64_t step_tokens, double around_ns, int6
   }
   state_.waiting = waiting;
   state_.running = running;
+  state_.running_argmax = running_argmax;
   state_.queued_prompt_tokens = queued;
   state_.queued_interactive_prompt_tokens = queued_interactive;
   state_.expected_prefill_tokens = expected;

@@ -91,13 +91,16 @@ void Engine::StartDecoding(const Active& a, Choice& c) {
   c.stop = std::make_unique<StopMatcher>(a.request.options.stop);
 }
 
-bool Engine::TakesArgMax(const Active& a, const Choice& c) const {
+bool RowTakesArgMax(const RequestOptions& o, const Sampler* sampler, int64_t n_output) {
   // Logprobs read the logits, and before min_tokens the ids that would end
   // the choice are masked out of them first. Before its first token a
   // choice has no sampler yet: its parameters decide.
-  const RequestOptions& o = a.request.options;
-  const bool argmax = c.sampler != nullptr ? c.sampler->ReturnsArgMax() : SamplesArgMax(o.sampling);
-  return argmax && o.top_logprobs < 0 && c.n_output >= o.min_tokens;
+  const bool argmax = sampler != nullptr ? sampler->ReturnsArgMax() : SamplesArgMax(o.sampling);
+  return argmax && o.top_logprobs < 0 && n_output >= o.min_tokens;
+}
+
+bool Engine::TakesArgMax(const Active& a, const Choice& c) const {
+  return RowTakesArgMax(a.request.options, c.sampler.get(), c.n_output);
 }
 
 void Engine::TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now) {

@@ -93,6 +93,7 @@ struct EngineConfig {
 struct EngineState {
   int64_t waiting = 0;
   int64_t running = 0;
+  int64_t running_argmax = 0;  // Of those, requests whose rows are argmax rows.
   int64_t queued_prompt_tokens = 0;              // all classes
   int64_t queued_interactive_prompt_tokens = 0;
   // Prefill the queue will really compute: prompts already matched against
@@ -213,8 +214,8 @@ class Engine final : public RequestQueue {
   // EngineState::ttft_error_factor.
   void ObserveFirstToken(Active& a, int64_t now);
   // After a step: the forward pass took step_ns for step_tokens tokens, the
-  // rest of the step around_ns for `outputs` sampled rows.
-  void Publish(double step_ns, int64_t step_tokens, double around_ns, int64_t outputs);
+  // rest of the step around_ns for `outputs` rows that produced a token.
+  void Publish(double step_ns, int64_t step_tokens, double around_ns, OutputRows outputs);
   absl::Status Validate(const Request& r) const;
   SubmitResult Admit(Request& request);
   // The estimator's view of an admitted request, and of one not taken by

@@ -23,6 +23,11 @@ namespace swiftlet {
 
 inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+// Whether the next row of a choice with these options, this sampler (null
+// before its first token) and n_output tokens so far is an argmax row
+// (Engine::TakesArgMax).
+bool RowTakesArgMax(const RequestOptions& o, const Sampler* sampler, int64_t n_output);
+
 // One output stream of a request: its KV sequence, its tokens (prompt then
 // output) and its own sampler, detokenizer and stop matcher.
 struct Engine::Choice {

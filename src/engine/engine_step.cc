@@ -148,7 +148,7 @@ bool Engine::Step() {
   TakeIncoming();
   ApplyCancellations();
   if (active_.empty()) {
-    Publish(0, 0, 0, 0);
+    Publish(0, 0, 0, {});
     return false;
   }
   for (auto& p : active_) {
@@ -189,6 +189,7 @@ bool Engine::Step() {
       d.ttft_deadline_ns = p->ttft_deadline_ns;
       d.arrival_order = p->order;
       d.tpot_target_ns = p->targets.tpot_ns;
+      d.argmax = d.decoding && TakesArgMax(*p, c);
       slots.push_back({p.get(), &c});
       demands.push_back(d);
     }
@@ -242,6 +243,7 @@ bool Engine::Step() {
     int64_t row;
   };
   std::vector<Output> outputs;
+  OutputRows output_rows;
   std::vector<Active*> pooled_rows;  // The owner of each hidden row.
   int64_t prompt_positions = 0;
   for (Slot& s : slots) {
@@ -269,11 +271,12 @@ bool Engine::Step() {
       if (last) {
         const std::vector<int32_t>& rows = argmax ? batch.argmax_rows : batch.output_rows;
         outputs.push_back({s.a, &c, argmax, static_cast<int64_t>(rows.size()) - 1});
+        ++(argmax ? output_rows.argmax : output_rows.sampled);
       }
     }
   }
   if (batch.size() == 0) {
-    Publish(0, 0, 0, 0);
+    Publish(0, 0, 0, {});
     std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
     return false;
   }
@@ -285,7 +288,7 @@ bool Engine::Step() {
     // target (a decode's next token is due a TPOT after its last, a
     // prefill's first token at its TTFT deadline). The wait is not the
     // step's cost.
-    const int64_t step_ns = static_cast<int64_t>(cost.PredictNs(batch.size(), static_cast<int64_t>(outputs.size())));
+    const int64_t step_ns = static_cast<int64_t>(cost.PredictNs(batch.size(), output_rows));
     const int64_t before = clock_.NowNs();
     int rank = LatencyClassRank(LatencyClass::kBatch);
     int64_t deadline = INT64_MAX;
@@ -310,7 +313,7 @@ bool Engine::Step() {
     // A request admitted while this step runs joins the next one: the
     // estimate starts its simulation when this step is predicted to end.
     std::lock_guard<std::mutex> lock(mu_);
-    state_.step_end_ns = t0 + static_cast<int64_t>(cost.PredictNs(batch.size(), static_cast<int64_t>(outputs.size())));
+    state_.step_end_ns = t0 + static_cast<int64_t>(cost.PredictNs(batch.size(), output_rows));
   }
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
   if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
@@ -382,7 +385,7 @@ bool Engine::Step() {
   std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
   const int64_t step_end = clock_.NowNs();
   Publish(static_cast<double>(now - t0), batch.size(),
-          static_cast<double>((t0 - step_begin) + (step_end - now)), static_cast<int64_t>(outputs.size()));
+          static_cast<double>((t0 - step_begin) + (step_end - now)), output_rows);
   {
     std::lock_guard<std::mutex> lock(mu_);
     state_.computed_tokens += batch.size();

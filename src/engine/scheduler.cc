@@ -5,35 +5,34 @@
 
 namespace swiftlet {
 
-int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decodes,
+int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, OutputRows decodes,
                    const StepCostModel& cost) {
   int64_t budget = step_tokens;
   if (tightest_tpot_ns > 0 && cost.per_token_ns > 0) {
     const double target = kStepTimeHeadroom * static_cast<double>(tightest_tpot_ns);
     // Every decode yields an output row; prefill chunks rarely do.
-    const double room = (target - cost.fixed_ns - cost.per_output_ns * static_cast<double>(decodes)) /
-                        cost.per_token_ns;
+    const double room = (target - cost.fixed_ns - cost.AroundNs(decodes)) / cost.per_token_ns;
     budget = std::min<int64_t>(budget, static_cast<int64_t>(std::max(0.0, room)));
   }
-  return std::max(budget, decodes);
+  return std::max(budget, decodes.total());
 }
 
 StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerConfig& config,
                   const StepCostModel& cost, const FeedFn& feed) {
   StepPlan plan;
   plan.tokens.assign(demands.size(), 0);
-  int64_t decodes = 0;
+  OutputRows decodes;
   int64_t tightest_tpot = 0;
   for (size_t i = 0; i < demands.size(); ++i) {
     if (!demands[i].decoding) continue;
     plan.tokens[i] = 1;
-    ++decodes;
+    ++(demands[i].argmax ? decodes.argmax : decodes.sampled);
     const int64_t t = demands[i].tpot_target_ns;
     if (t > 0 && (tightest_tpot == 0 || t < tightest_tpot)) tightest_tpot = t;
   }
   const int64_t budget = StepBudget(config.step_tokens, tightest_tpot, decodes, cost);
   plan.budget = budget;
-  int64_t left = budget - decodes;
+  int64_t left = budget - decodes.total();
 
   std::vector<size_t> order;
   for (size_t i = 0; i < demands.size(); ++i) {

@@ -18,26 +18,13 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "engine/step_cost.h"
 
 namespace swiftlet {
 
 struct SchedulerConfig {
   int64_t step_tokens = 256;   // Tokens per forward pass at most.
   int64_t chunk_tokens = 128;  // Prefill tokens per sequence per step at most.
-};
-
-// Predicted time of a whole engine step: the forward pass (fixed +
-// per_token * tokens) and the work around it, which grows with the rows
-// that produce a token (per_output: sampling over the vocabulary,
-// detokenizing, the stream event, planning). Left out, that work made
-// overloaded steps run ~10% past the plan.
-struct StepCostModel {
-  double fixed_ns = 0;
-  double per_token_ns = 0;
-  double per_output_ns = 0;
-  double PredictNs(int64_t tokens, int64_t outputs) const {
-    return fixed_ns + per_token_ns * static_cast<double>(tokens) + per_output_ns * static_cast<double>(outputs);
-  }
 };
 
 struct SequenceDemand {
@@ -47,6 +34,7 @@ struct SequenceDemand {
   int64_t ttft_deadline_ns = 0;  // for ordering prefill
   int64_t arrival_order = 0;     // for ties
   int64_t tpot_target_ns = 0;    // decoding: its target (0: none)
+  bool argmax = false;           // decoding: its token is the backend's argmax
 };
 
 struct StepPlan {
@@ -65,10 +53,10 @@ inline constexpr double kStepTimeHeadroom = 0.85;
 // Tokens one step may hold: config.step_tokens, capped so the predicted
 // step time stays within kStepTimeHeadroom of the tightest TPOT target of
 // the decoding sequences (0: none), and never fewer than the decodes
-// themselves. PlanStep and the
+// themselves (`decodes`: their output rows by kind). PlanStep and the
 // admission's TTFT estimate both use it, so the estimate assumes the steps
 // the scheduler will really run.
-int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, int64_t decodes,
+int64_t StepBudget(int64_t step_tokens, int64_t tightest_tpot_ns, OutputRows decodes,
                    const StepCostModel& cost);
 
 // Asked, in prefill order, to feed demand `i` up to `tokens` tokens (which

@@ -102,7 +102,7 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
     // Decodes first, in admission order, as the engine reserves them: a
     // sequence entering a new block takes one, from others when none is
     // free, or gives up its own.
-    int64_t decodes = 0;
+    OutputRows decodes;
     int64_t tightest = 0;
     for (Sim& s : sims) {
       s.decoding_now = false;
@@ -120,12 +120,12 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
     }
     for (const Sim& s : sims) {
       if (!s.decoding_now) continue;
-      decodes += s.q.n;
+      (s.q.argmax ? decodes.argmax : decodes.sampled) += s.q.n;
       const int64_t t = s.q.tpot_target_ns;
       if (t > 0 && (tightest == 0 || t < tightest)) tightest = t;
     }
     const int64_t budget = StepBudget(lim.step_tokens, tightest, decodes, cost);
-    int64_t left = budget - decodes;
+    int64_t left = budget - decodes.total();
     completing.clear();
     for (size_t i : order) {
       if (left <= 0) break;
@@ -153,7 +153,8 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
       if (s.prompt_left == 0) completing.push_back(i);
     }
     const int64_t tokens = budget - left;
-    const int64_t outputs = decodes + static_cast<int64_t>(completing.size());
+    OutputRows outputs = decodes;
+    for (size_t i : completing) ++(sims[i].q.argmax ? outputs.argmax : outputs.sampled);
     if (tokens == 0) {
       // Nothing can run (every waiting request lacks a slot or blocks and
       // nothing decodes to free them): the candidate is not reached.

@@ -15,7 +15,7 @@
 //   - a request whose prompt completes samples its first token at the end
 //     of that step, then decodes with its n sequences until max_tokens;
 //     finishing frees its slots and blocks;
-//   - a step costs StepCostModel::PredictNs(tokens, output rows).
+//   - a step costs StepCostModel::PredictNs(tokens, output rows by kind).
 // The candidate's TTFT is the simulated time to the end of the step that
 // completes its prompt. Requests are assumed to run to max_tokens (the
 // estimate is an upper bound when they stop earlier); prefix-cache hits come
@@ -44,6 +44,7 @@ struct QueuedRequest {
   int64_t tpot_target_ns = 0;    // 0: none.
   int64_t kv_blocks = 0;         // Blocks it holds now (freed when it finishes).
   int64_t cached_tokens = 0;     // Positions its first sequence has in the cache.
+  bool argmax = false;           // Its rows' tokens are the backend's argmax (greedy).
 };
 
 struct EstimatorLimits {

@@ -753,6 +753,7 @@ void OpenAiService::Load(const http::HttpRequest& request, Writer writer) {
       {"step_cost_fixed_ms", Ms(s.cost.fixed_ns)},
       {"step_cost_per_token_ms", Ms(s.cost.per_token_ns)},
       {"step_cost_per_output_ms", Ms(s.cost.per_output_ns)},
+      {"step_cost_per_argmax_output_ms", Ms(s.cost.per_argmax_ns)},
       {"step_tokens", cfg.scheduler.step_tokens},
       {"chunk_tokens", cfg.scheduler.chunk_tokens},
       {"max_running", cfg.max_running},

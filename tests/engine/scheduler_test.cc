@@ -76,7 +76,26 @@ TEST(SchedulerTest, TheWorkPerOutputRowComesOffTheBudget) {
   // (0.85 * 50 ms - 10 ms - 2 * 2 ms) / 1 ms = 28.5: 2 decodes + 26 prefill.
   EXPECT_EQ(p.budget, 28);
   EXPECT_EQ(p.tokens[2], 26);
-  EXPECT_DOUBLE_EQ(cost.PredictNs(28, 2), 10e6 + 28e6 + 4e6);
+  EXPECT_DOUBLE_EQ(cost.PredictNs(28, {2, 0}), 10e6 + 28e6 + 4e6);
+}
+
+TEST(SchedulerTest, ArgMaxDecodesComeOffTheBudgetAtTheirOwnRowCost) {
+  const SchedulerConfig cfg{256, 128};
+  // 2 ms per sampled row, 0.5 ms per argmax row.
+  StepCostModel cost{10e6, 1e6, 2e6};
+  cost.per_argmax_ns = 0.5e6;
+  std::vector<SequenceDemand> d = {Decode(50'000'000), Decode(100'000'000),
+                                   Prefill(500, LatencyClass::kInteractive, 0, 0)};
+  d[0].argmax = d[1].argmax = true;
+  StepPlan p = PlanStep(d, cfg, cost);
+  // (0.85 * 50 ms - 10 ms - 2 * 0.5 ms) / 1 ms = 31.5: 2 decodes + 29 prefill.
+  EXPECT_EQ(p.budget, 31);
+  EXPECT_EQ(p.tokens[2], 29);
+  // One of each: (42.5 - 10 - 2 - 0.5) / 1 = 30.
+  d[1].argmax = false;
+  p = PlanStep(d, cfg, cost);
+  EXPECT_EQ(p.budget, 30);
+  EXPECT_DOUBLE_EQ(cost.PredictNs(30, {1, 1}), 10e6 + 30e6 + 2e6 + 0.5e6);
 }
 
 }  // namespace

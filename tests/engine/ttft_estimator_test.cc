@@ -112,5 +112,29 @@ TEST(TtftEstimatorTest, StepBudgetFollowsTheTightestRunningTpot) {
   EXPECT_EQ(e.steps, 2);
 }
 
+TEST(TtftEstimatorTest, DecodesCostTheirKindsRowCost) {
+  EngineSnapshot s = Snapshot();
+  s.cost.per_output_ns = 400'000;
+  s.cost.per_argmax_ns = 20'000;
+  // Two running decoders with 3 tokens to go hold two of four slots; a
+  // greedy one's rows are argmax rows.
+  for (bool argmax : {true, false}) {
+    QueuedRequest q = Waiting(10, 3);
+    q.started = q.prompt_done = true;
+    q.prefill_tokens = 0;
+    q.cached_tokens = 10;
+    q.kv_blocks = 1;
+    q.argmax = argmax;
+    s.requests.push_back(q);
+  }
+  QueuedRequest candidate = Waiting(10, 1);
+  candidate.argmax = true;
+  const TtftEstimate e = EstimateTtft(s, candidate, int64_t{60} * 1'000'000'000);
+  // One step: the two decodes, the candidate's 10 prompt tokens, and three
+  // output rows (the candidate's first token is an argmax row).
+  EXPECT_EQ(e.steps, 1);
+  EXPECT_EQ(e.ttft_ns, 1'000'000 + 12 * 100'000 + 400'000 + 2 * 20'000);
+}
+
 }  // namespace
 }  // namespace swiftlet
