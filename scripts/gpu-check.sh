@@ -4,7 +4,7 @@
 #   2. runs every op on the GPU against the math and the CPU backend
 #      (cuda_backend_test; tolerances in its header comment), quantized
 #      matmuls on the tensor cores and on dp4a, launches as CUDA graphs and
-#      one by one;
+#      one by one, prompts on either tensor-core kernel;
 #   3. runs Llama, Qwen2 and Qwen3 models on the GPU against the CPU: greedy
 #      tokens equal for the first 16 tokens, logits close (cuda_forward_test),
 #      those ways too;
@@ -62,6 +62,10 @@ if [[ $parts == *" tests "* ]]; then
   check "every op against the math and the CPU backend (dp4a, one by one)" \
     env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/kernels/cuda_backend_test
   check "every op against the math and the CPU backend (tensor cores, graphs)" build-cuda/tests/kernels/cuda_backend_test
+  # Prompts' matmuls on the kernel whose warps split the outputs (the same
+  # bits by construction; which is faster is what the bench below asks).
+  check "every op against the math and the CPU backend (tensor cores, output-split prompts)" \
+    env SWIFTLET_CUDA_PROMPT_KERNEL=output-split build-cuda/tests/kernels/cuda_backend_test
   check "models on the GPU against the CPU (dp4a, one by one)" \
     env SWIFTLET_CUDA_TENSOR_CORES=0 "${one_by_one[@]}" build-cuda/tests/model/cuda_forward_test
   check "models on the GPU against the CPU (tensor cores, one by one)" \
@@ -106,6 +110,12 @@ for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
     check "bench engine --device cuda, 7B shape, Q4_0 launched one by one, for comparison: tg32" \
       env "${one_by_one[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda \
       --prompt-tokens 16 --gen-tokens 32 --batch 1 --repeat 3
+    case " ${failed[*]} " in
+      *"output-split"*) ;;
+      *) check "bench engine --device cuda, 7B shape, Q4_0 prompts on the output-split kernel: pp512" \
+           env SWIFTLET_CUDA_PROMPT_KERNEL=output-split build-cuda/src/cli/swiftlet bench engine -m "$model" \
+           --device cuda --prompt-tokens 512 --gen-tokens 4 --batch 1 --repeat 3 ;;
+    esac
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then

@@ -78,7 +78,9 @@ std::vector<float> WarpTiles(const std::vector<uint8_t>& w, size_t row_bytes, in
   const int64_t nb = n_in / 32;
   float partial[kSplit][32][4] = {};
   for (int split = 0; split < kSplit; ++split) {
-    for (int64_t b = split; b < nb; b += kSplit) {
+    int64_t begin, end;
+    SplitBlocks(nb, split, &begin, &end);
+    for (int64_t b = begin; b < end; ++b) {
       uint32_t a[2][32][2], bf[2][32];
       RowScales ws[32][2];
       float dx[32][2], sx[32][2];
@@ -185,9 +187,11 @@ WeightBlock BlockOf(TensorType type, const uint8_t* row, int64_t b) {
 // The reduction order of mma_q8.h computed straight from the blocks.
 float Spec(TensorType type, const uint8_t* row, const Activations& x, int64_t n_in, int64_t r) {
   const int64_t nb = n_in / 32;
+  // Eight runs of ceil(nb / 8) blocks, the last ones shorter or empty.
+  const int64_t run = (nb + 7) / 8;
   float partial[kSplit] = {};
   for (int split = 0; split < kSplit; ++split) {
-    for (int64_t b = split; b < nb; b += kSplit) {
+    for (int64_t b = split * run; b < std::min(nb, (split + 1) * run); ++b) {
       const WeightBlock wb = BlockOf(type, row, b);
       int isum[2] = {0, 0};
       for (int j = 0; j < 32; ++j) isum[j / 16] += wb.q[j] * x.q[r * n_in + b * 32 + j];
@@ -211,8 +215,8 @@ template <typename Slice>
 void CheckType(TensorType type) {
   // 20 weight rows (a second tile part past the end), 11 batch rows (a
   // second n-tile part empty); 37 blocks of 32 a row, which kSplit does not
-  // divide (K quants: 40, five blocks of 256; with kSplit 8 each warp takes
-  // one sub-block index throughout, as on the GPU).
+  // divide: runs of 5, the last of 2 (K quants: 40, five blocks of 256,
+  // runs across their sub-blocks).
   const bool k_quant = type == TensorType::kQ4_K || type == TensorType::kQ5_K || type == TensorType::kQ6_K;
   const int64_t n_in = k_quant ? 256 * 5 : 32 * 37, n_out = 20, n_rows = 11;
   uint64_t row_bytes = 0;

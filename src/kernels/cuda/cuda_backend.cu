@@ -248,8 +248,8 @@ class CudaBackend final : public Backend {
  public:
   // tensor_cores: the GPU runs the integer mma (compute capability 8.0 and
   // later); without it the quantized types take the dp4a kernel.
-  CudaBackend(int device, bool tensor_cores, cuda_graphs::GraphOptions graphs)
-      : device_(device), tensor_cores_(tensor_cores), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
+  CudaBackend(int device, cuda_matmul::MatMulKernels kernels, cuda_graphs::GraphOptions graphs)
+      : device_(device), kernels_(kernels), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
   // Its work is done once it is gone (backend.h): a model's weights are
   // uploaded through a backend of their own, and read on the forward
   // context's stream.
@@ -320,7 +320,7 @@ class CudaBackend final : public Backend {
       const float* xs = x + first * n_in;
       const QuantizedActivations* xq = integer ? Quantize(xs, rows, n_in) : nullptr;
       for (const MatMulJob& job : jobs) {
-        cuda_matmul::LaunchMatMul(*queue_, job.w, xs, xq, rows, job.y + first * job.w.n_out, tensor_cores_);
+        cuda_matmul::LaunchMatMul(*queue_, job.w, xs, xq, rows, job.y + first * job.w.n_out, kernels_);
       }
     }
   }
@@ -429,7 +429,7 @@ class CudaBackend final : public Backend {
   }
 
   int device_;
-  bool tensor_cores_;
+  cuda_matmul::MatMulKernels kernels_;
   std::shared_ptr<CudaQueue> queue_;  // Declared before what it must outlive.
   std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, scales, quant sums (ScratchBytes).
   QuantizedActivations quantized_{};
@@ -549,13 +549,18 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
     const char* knob = std::getenv(name);
     return knob != nullptr && std::string(knob) == "0";
   };
-  const bool tensor_cores =
-      mma_built && info.compute_major >= 8 && !off("SWIFTLET_CUDA_TENSOR_CORES");
+  cuda_matmul::MatMulKernels kernels;
+  kernels.tensor_cores = mma_built && info.compute_major >= 8 && !off("SWIFTLET_CUDA_TENSOR_CORES");
+  // SWIFTLET_CUDA_PROMPT_KERNEL=output-split: prompts on the mma kernel
+  // whose warps split the outputs (matmul_kernels.cu), until the first
+  // GPU run says which of the two is faster.
+  const char* prompt_kernel = std::getenv("SWIFTLET_CUDA_PROMPT_KERNEL");
+  kernels.output_split_prompts = prompt_kernel != nullptr && std::string(prompt_kernel) == "output-split";
   // SWIFTLET_CUDA_GRAPHS=0 issues every launch on its own: for comparing
   // (scripts/gpu-check.sh), and a way out should a driver misbehave.
   cuda_graphs::GraphOptions graphs;
   graphs.enabled = !off("SWIFTLET_CUDA_GRAPHS");
-  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, tensor_cores, graphs));
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device, kernels, graphs));
 }
 
 }  // namespace swiftlet

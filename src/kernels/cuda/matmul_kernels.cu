@@ -96,10 +96,75 @@ __device__ void Mma(int32_t c[4], uint32_t a_row_g, uint32_t a_row_g8, uint32_t 
 #endif
 }
 
+// One block of 32 (b) of mma_q8.h's order for a warp's kMT tiles of 16
+// weight rows (rows[i][0], rows[i][1]: a lane's rows g and g + 8) and kNT
+// tiles of 8 batch rows from t0 (`tiles` of them hold rows): loads, the two
+// k-tiles' mmas, and the block's steps into the lane's sums p.
+template <typename Slice, int kMT, int kNT>
+__device__ __forceinline__ void MmaBlockOfRows(const uint8_t* const (&rows)[kMT][2], int64_t b, int64_t n_in,
+                                               int64_t nb, const int8_t* q, const float* d, const float* sums,
+                                               int64_t n_rows, int64_t t0, int tiles, int g, int t,
+                                               float (&p)[kMT][kNT][4]) {
+  using namespace cuda_mma;
+  using Fragment = FragmentA<Slice>;
+  uint32_t bf[kNT][2] = {};
+  float dx[kNT][2] = {}, sx[kNT][2] = {};
+  for (int j = 0; j < kNT; ++j) {
+    if (j >= tiles) break;
+    const int64_t n = t0 + j * kTileCols + g;
+    if (n < n_rows) {
+      const int8_t* xq = q + n * n_in + b * cuda_slices::kActivationBlock;
+      bf[j][0] = FragmentB(xq, t, 0);
+      bf[j][1] = FragmentB(xq, t, 1);
+    }
+    for (int col = 0; col < 2; ++col) {
+      const int64_t r = t0 + j * kTileCols + 2 * t + col;
+      if (r < n_rows) {
+        dx[j][col] = d[r * nb + b];
+        if constexpr (Fragment::kMins) sx[j][col] = sums[r * nb + b];
+      }
+    }
+  }
+  for (int i = 0; i < kMT; ++i) {
+    int sub;
+    const uint8_t* block[2] = {BlockOfRow<Slice>(rows[i][0], b, &sub), BlockOfRow<Slice>(rows[i][1], b, &sub)};
+    uint32_t a[2][2];
+    RowScales ws[2];
+    Fragment::Load(block, sub, t, a, ws);
+    for (int j = 0; j < kNT; ++j) {
+      if (j >= tiles) break;
+      int32_t c0[4] = {0, 0, 0, 0}, c1[4] = {0, 0, 0, 0};
+      Mma(c0, a[0][0], a[0][1], bf[j][0]);
+      Mma(c1, a[1][0], a[1][1], bf[j][1]);
+      AccumulateBlock<Slice>(c0, c1, ws, dx[j], sx[j], p[i][j]);
+    }
+  }
+}
+
+// A lane's weight rows (g and g + 8 of each of kMT tiles from o0); rows
+// past the end read the last row, and their sums are not stored.
+template <int kMT>
+__device__ __forceinline__ void LaneRows(const uint8_t* w, size_t row_bytes, int64_t n_out, int64_t o0, int g,
+                                         const uint8_t* (&rows)[kMT][2]) {
+  for (int i = 0; i < kMT; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      rows[i][r] = w + static_cast<size_t>(min(o0 + i * cuda_mma::kTileRows + g + 8 * r, n_out - 1)) * row_bytes;
+    }
+  }
+}
+
+// Tiles of 8 batch rows from t0 that hold rows (at most kNT): the same for
+// a whole warp, so every lane reaches each mma.
+template <int kNT>
+__device__ __forceinline__ int TilesWithRows(int64_t n_rows, int64_t t0) {
+  const int64_t with_rows = (n_rows - t0 + cuda_mma::kTileCols - 1) / cuda_mma::kTileCols;
+  return with_rows <= 0 ? 0 : static_cast<int>(min(static_cast<int64_t>(kNT), with_rows));
+}
+
 // Quantized weights (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) against quantized
 // activations on the tensor cores (mma_q8.h): one block of kSplit warps per (kMT tiles of 16 weight rows,
-// kNT tiles of 8 batch rows); warp w takes the rows' blocks w, w + kSplit,
-// ... and the warps' partial sums are added in order: mma_q8.h's reduction
+// kNT tiles of 8 batch rows); warp w takes the rows' w-th run of blocks
+// (SplitBlocks) and the warps' partial sums are added in order: mma_q8.h's reduction
 // order, so an output is the same bits whatever kMT, kNT and the rows
 // beside it. More tiles a block read the activations fewer times (each
 // block reads its batch rows whole); fewer give decode more blocks.
@@ -115,55 +180,19 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
   const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTileRows * kMT;
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTileCols * kNT;
   const int64_t nb = n_in / cuda_slices::kActivationBlock;
-  // Rows past the end read the last row; their sums are not stored.
   const uint8_t* rows[kMT][2];
-  for (int i = 0; i < kMT; ++i) {
-    for (int r = 0; r < 2; ++r) {
-      rows[i][r] = w + static_cast<size_t>(min(o0 + i * kTileRows + g + 8 * r, n_out - 1)) * row_bytes;
-    }
-  }
-  // Tiles with batch rows in them: the same for the whole block, so every
-  // lane of a warp reaches each mma.
-  const int tiles = static_cast<int>(min(static_cast<int64_t>(kNT), (n_rows - t0 + kTileCols - 1) / kTileCols));
+  LaneRows<kMT>(w, row_bytes, n_out, o0, g, rows);
+  const int tiles = TilesWithRows<kNT>(n_rows, t0);
   float p[kMT][kNT][4] = {};
   // Decode's blocks are few and their work small: more blocks of 32 in
   // flight per lane keep more bytes coming from HBM (two for the K quants,
   // whose scales take the registers).
   constexpr int kUnroll = kMT == 1 && kNT == 1 && Fragment::kSubBlocks == 1 ? 4 : 2;
+  int64_t begin, end;
+  SplitBlocks(nb, split, &begin, &end);
 #pragma unroll kUnroll
-  for (int64_t b = split; b < nb; b += kSplit) {
-    uint32_t bf[kNT][2] = {};
-    float dx[kNT][2] = {}, sx[kNT][2] = {};
-    for (int j = 0; j < kNT; ++j) {
-      if (j >= tiles) break;
-      const int64_t n = t0 + j * kTileCols + g;
-      if (n < n_rows) {
-        const int8_t* xq = q + n * n_in + b * cuda_slices::kActivationBlock;
-        bf[j][0] = FragmentB(xq, t, 0);
-        bf[j][1] = FragmentB(xq, t, 1);
-      }
-      for (int col = 0; col < 2; ++col) {
-        const int64_t r = t0 + j * kTileCols + 2 * t + col;
-        if (r < n_rows) {
-          dx[j][col] = d[r * nb + b];
-          if constexpr (Fragment::kMins) sx[j][col] = sums[r * nb + b];
-        }
-      }
-    }
-    for (int i = 0; i < kMT; ++i) {
-      int sub;
-      const uint8_t* block[2] = {BlockOfRow<Slice>(rows[i][0], b, &sub), BlockOfRow<Slice>(rows[i][1], b, &sub)};
-      uint32_t a[2][2];
-      RowScales ws[2];
-      Fragment::Load(block, sub, t, a, ws);
-      for (int j = 0; j < kNT; ++j) {
-        if (j >= tiles) break;
-        int32_t c0[4] = {0, 0, 0, 0}, c1[4] = {0, 0, 0, 0};
-        Mma(c0, a[0][0], a[0][1], bf[j][0]);
-        Mma(c1, a[1][0], a[1][1], bf[j][1]);
-        AccumulateBlock<Slice>(c0, c1, ws, dx[j], sx[j], p[i][j]);
-      }
-    }
+  for (int64_t b = begin; b < end; ++b) {
+    MmaBlockOfRows<Slice, kMT, kNT>(rows, b, n_in, nb, q, d, sums, n_rows, t0, tiles, g, t, p);
   }
   // The warps' partials meet in shared memory one row tile at a time;
   // warp 0 adds them in order.
@@ -183,6 +212,59 @@ __global__ void __launch_bounds__(cuda_mma::kSplit * kWarp)
       }
     }
     __syncthreads();
+  }
+}
+
+// The same products and the same order with the outputs split among the
+// warps instead of the blocks of 32: warp (wm, wn) of kWarpsM x kWarpsN
+// owns kMT tiles of 16 weight rows by kNT tiles of 8 batch rows and reads
+// every block of 32 of them itself, in kSplit passes (pass w: the w-th run
+// of blocks, SplitBlocks). Per output it keeps the pass's sum P_w and the running
+// y = (P_0 + P_1) + ... + P_w, left to right: MmaQ8Kernel's warp 0 adds its
+// warps' partials in that order, so both kernels give the same bits. A
+// warp's registers hold two sums per output, not one for every output of
+// the block, so a block's tile is larger (64 x 128 here against 64 x 32):
+// warps sharing weight rows (or batch rows) read the same bytes at about
+// the same time, through L1, so L2 sends each block's rows once.
+// SWIFTLET_CUDA_PROMPT_KERNEL=output-split takes it for prompts; the first
+// GPU run compares the two (scripts/gpu-check.sh).
+template <typename Slice, int kMT, int kNT, int kWarpsM, int kWarpsN>
+__global__ void __launch_bounds__(kWarpsM * kWarpsN * kWarp, 1)
+    MmaQ8OutputSplitKernel(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const int8_t* q,
+                           const float* d, const float* sums, int64_t n_rows, float* y) {
+  using namespace cuda_mma;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int wm = warp % kWarpsM, wn = warp / kWarpsM;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t o0 = (static_cast<int64_t>(blockIdx.x) * kWarpsM + wm) * kTileRows * kMT;
+  const int64_t t0 = (static_cast<int64_t>(blockIdx.y) * kWarpsN + wn) * kTileCols * kNT;
+  const int64_t nb = n_in / cuda_slices::kActivationBlock;
+  const int tiles = TilesWithRows<kNT>(n_rows, t0);
+  if (o0 >= n_out || tiles == 0) return;  // No barrier below: a warp with nothing to do may leave.
+  const uint8_t* rows[kMT][2];
+  LaneRows<kMT>(w, row_bytes, n_out, o0, g, rows);
+  float sum[kMT][kNT][4] = {};
+  for (int pass = 0; pass < kSplit; ++pass) {
+    float p[kMT][kNT][4] = {};
+    int64_t begin, end;
+    SplitBlocks(nb, pass, &begin, &end);
+#pragma unroll 2
+    for (int64_t b = begin; b < end; ++b) {
+      MmaBlockOfRows<Slice, kMT, kNT>(rows, b, n_in, nb, q, d, sums, n_rows, t0, tiles, g, t, p);
+    }
+    for (int i = 0; i < kMT; ++i) {
+      for (int j = 0; j < kNT; ++j) {
+        for (int e = 0; e < 4; ++e) sum[i][j][e] = pass == 0 ? p[i][j][e] : sum[i][j][e] + p[i][j][e];
+      }
+    }
+  }
+  for (int i = 0; i < kMT; ++i) {
+    for (int j = 0; j < kNT; ++j) {  // Not j < tiles: the sums stay in registers.
+      for (int e = 0; e < 4; ++e) {
+        const int64_t o = o0 + i * kTileRows + g + 8 * (e / 2), r = t0 + j * kTileCols + 2 * t + e % 2;
+        if (o < n_out && r < n_rows) y[r * n_out + o] = sum[i][j][e];
+      }
+    }
   }
 }
 
@@ -222,13 +304,28 @@ __global__ void MatMulElementKernel(TensorType type, const uint8_t* w, size_t ro
   StoreMatMulTile(m, sum, n_out, y);
 }
 
+// A grid of blocks of `rows` weight rows by `cols` batch rows.
+dim3 MmaGrid(const WeightView& w, int64_t n_rows, int64_t rows, int64_t cols) {
+  SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
+  return dim3(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
+}
+
 template <typename Slice, int kMT, int kNT>
 void LaunchMma(CudaQueue& queue, const WeightView& w, const QuantizedActivations& xq, int64_t n_rows, float* y) {
-  const int64_t rows = cuda_mma::kTileRows * kMT, cols = cuda_mma::kTileCols * kNT;
-  SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
-  const dim3 grid(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
+  const dim3 grid = MmaGrid(w, n_rows, cuda_mma::kTileRows * kMT, cuda_mma::kTileCols * kNT);
   queue.Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp, 0, w.data,
                w.row_bytes, w.n_in, w.n_out, xq.q, xq.d, xq.sums, n_rows, y);
+}
+
+// Warps of 32 weight rows by 32 batch rows, 2 x 4 of them a block.
+template <typename Slice>
+void LaunchMmaOutputSplit(CudaQueue& queue, const WeightView& w, const QuantizedActivations& xq, int64_t n_rows,
+                          float* y) {
+  constexpr int kMT = 2, kNT = 4, kWarpsM = 2, kWarpsN = 4;
+  const dim3 grid = MmaGrid(w, n_rows, cuda_mma::kTileRows * kMT * kWarpsM, cuda_mma::kTileCols * kNT * kWarpsN);
+  queue.Launch("MatMul (tensor cores, output split)", MmaQ8OutputSplitKernel<Slice, kMT, kNT, kWarpsM, kWarpsN>,
+               grid, kWarpsM * kWarpsN * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq.q, xq.d, xq.sums, n_rows,
+               y);
 }
 
 }  // namespace
@@ -259,11 +356,11 @@ void LaunchQuantize(CudaQueue& queue, const float* x, int64_t n_blocks, int8_t* 
 }
 
 void LaunchMatMul(CudaQueue& queue, const WeightView& w, const float* x, const QuantizedActivations* xq,
-                  int64_t n_rows, float* y, bool tensor_cores) {
+                  int64_t n_rows, float* y, MatMulKernels kernels) {
   constexpr int kThreads = 256;
   const int64_t tiles = (n_rows + kRowsPerWarp - 1) / kRowsPerWarp;
   const int blocks = Blocks(w.n_out * tiles * kWarp, kThreads);
-  if (xq != nullptr && cuda_mma::MmaType(w.type) && tensor_cores) {
+  if (xq != nullptr && cuda_mma::MmaType(w.type) && kernels.tensor_cores) {
     // Decode's few rows: 16 weight rows a block, for as many blocks as can
     // stream the weights; up to 32 batch rows (batched decode): still 16
     // weight rows, a tile of 32 batch rows, so the weights are read once;
@@ -276,6 +373,8 @@ void LaunchMatMul(CudaQueue& queue, const WeightView& w, const float* x, const Q
           LaunchMma<S, 1, 1>(queue, w, *xq, n_rows, y);
         } else if (n_rows <= 4 * cuda_mma::kTileCols) {
           LaunchMma<S, 1, 4>(queue, w, *xq, n_rows, y);
+        } else if (kernels.output_split_prompts) {
+          LaunchMmaOutputSplit<S>(queue, w, *xq, n_rows, y);
         } else {
           LaunchMma<S, 4, 4>(queue, w, *xq, n_rows, y);
         }

@@ -44,12 +44,21 @@ bool TensorCoreKernelBuilt();
 // QuantizeRowQ8_0 quantizes them, into q, d and sums (QuantizedActivations).
 void LaunchQuantize(CudaQueue& queue, const float* x, int64_t n_blocks, int8_t* q, float* d, float* sums);
 
+// Which kernels a backend's matmuls take (scripts/gpu-check.sh compares
+// them; every choice gives the same bits).
+struct MatMulKernels {
+  // The integer mma (compute capability 8.0 and later), else dp4a.
+  bool tensor_cores = true;
+  // Prompts (more than 32 batch rows) on the mma kernel whose warps split
+  // the outputs, not the blocks of 32 (SWIFTLET_CUDA_PROMPT_KERNEL=output-split).
+  bool output_split_prompts = false;
+};
+
 // Records y[t * n_out + o] = W[o] · x[t] for the n_rows rows of x (n_in
 // each): against xq where the weights are quantized and xq is given (on
-// the tensor cores where `tensor_cores`: compute capability 8.0 and
-// later), else on the floats.
+// the tensor cores where kernels.tensor_cores), else on the floats.
 void LaunchMatMul(CudaQueue& queue, const WeightView& w, const float* x, const QuantizedActivations* xq,
-                  int64_t n_rows, float* y, bool tensor_cores);
+                  int64_t n_rows, float* y, MatMulKernels kernels);
 
 }  // namespace cuda_matmul
 }  // namespace swiftlet

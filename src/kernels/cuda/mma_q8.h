@@ -24,7 +24,9 @@
 // The reduction order (what makes results batch invariant, and the same
 // bits in every kernel that keeps it): for output row o and batch row r,
 //   y = P_0 + P_1 + ... + P_{kSplit-1}, left to right, where P_w takes the
-//   blocks of 32 b = w, w + kSplit, ... in order, each by its type's steps:
+//   w-th of kSplit contiguous runs of the row's nb blocks of 32, b from
+//   w * c to min(nb, (w + 1) * c) - 1 with c = ceil(nb / kSplit) (the last
+//   runs shorter, or empty), in order, each by its type's steps:
 //     one scale (Q8_0, Q4_0):  P = fma(c0 + c1, s * dX, P)
 //     with a min (Q4_K, Q5_K): the same, then P = fma(sX, -m * dX, P)
 //     a scale per k-tile (Q6_K): P = fma(c0, s0 * dX, P), then
@@ -53,6 +55,18 @@ namespace swiftlet::cuda_mma {
 inline constexpr int kSplit = 8;
 // Weight rows and batch rows of one mma.
 inline constexpr int kTileRows = 16, kTileCols = 8;
+
+// The blocks of 32, [*begin, *end), that P_w of the order above takes in a
+// row of nb of them. Contiguous runs rather than every kSplit-th block: a
+// kernel whose warps split the outputs takes the runs one after another,
+// each read whole (a stride of kSplit blocks would use a fraction of each
+// 32-byte sector it reads).
+SWIFTLET_HOST_DEVICE inline void SplitBlocks(int64_t nb, int w, int64_t* begin, int64_t* end) {
+  const int64_t run = (nb + kSplit - 1) / kSplit;
+  const int64_t first = run * w;
+  *begin = first < nb ? first : nb;
+  *end = first + run < nb ? first + run : nb;
+}
 
 SWIFTLET_HOST_DEVICE inline float FusedMulAdd(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
