@@ -83,11 +83,15 @@ class Sampler {
   bool ReturnsArgMax() const;
 
  private:
-  void TopK(size_t k);
+  // Candidates of the k best logits (Before's order: ties to the lower id).
+  void TopK(std::span<const float> logits, size_t k);
   void Softmax();  // p = exp((logit - max) / temperature); sets total_
   void TopP();
   void MinP();
   int32_t Draw();
+
+  // TopP sorts at most this many candidates whole; more go through buckets.
+  static constexpr size_t kSortedTopPCandidates = 1024;
 
   SamplingParams params_;
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;

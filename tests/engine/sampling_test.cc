@@ -439,6 +439,57 @@ TEST(SamplerTest, LargeVocabularyCandidatesMatchReference) {
   }
 }
 
+// The candidate ids of one draw.
+std::set<int32_t> CandidateIds(const SamplingParams& params, const std::vector<float>& logits) {
+  Sampler s(params);
+  (void)SampleOnce(s, logits);
+  std::set<int32_t> ids;
+  for (const TokenProb& c : s.last_candidates()) ids.insert(c.id);
+  return ids;
+}
+
+std::set<int32_t> IdRange(int32_t first, int32_t end) {
+  std::set<int32_t> ids;
+  for (int32_t i = first; i < end; ++i) ids.insert(i);
+  return ids;
+}
+
+TEST(SamplerTest, TopKOfAFewAmongManyKeepsTheLowestIdsOfATie) {
+  // 20,000 ids (top-k takes a single pass for k this small): all tie but
+  // id 15,000, the best; the other four are the lowest ids, not the last
+  // ones seen.
+  std::vector<float> logits(20000, 0.5f);
+  logits[15000] = 3.0f;
+  SamplingParams params;
+  params.top_k = 5;
+  EXPECT_EQ(CandidateIds(params, logits), (std::set<int32_t>{0, 1, 2, 3, 15000}));
+  // Rising logits: every id displaces the worst kept.
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>(i);
+  EXPECT_EQ(CandidateIds(params, logits), IdRange(19995, 20000));
+  // Falling: none does after the first k.
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = -static_cast<float>(i);
+  EXPECT_EQ(CandidateIds(params, logits), IdRange(0, 5));
+}
+
+TEST(SamplerTest, TopPOverManyCandidatesCutsATieAtTheLowerIds) {
+  // 5,000 equal logits: every id has p = 1, so the head of mass 0.5 is
+  // exactly the 2,500 lowest ids (the candidates past TopP's sorting limit
+  // go through its buckets, all of them in one).
+  SamplingParams params;
+  params.top_p = 0.5f;
+  EXPECT_EQ(CandidateIds(params, std::vector<float>(5000, 1.0f)), IdRange(0, 2500));
+  // Two levels: 1,500 ids at logit ln 4 (p = 1 each after the max's shift)
+  // and 3,500 at 0 (p = 1/4): mass 1,500 + 875. Top-p 0.755 asks for
+  // 1,793.125: all of the first level and 1,173 of the second (1,172 give
+  // 293), its lowest ids.
+  std::vector<float> two(5000, 0.0f);
+  for (int i = 3500; i < 5000; ++i) two[static_cast<size_t>(i)] = std::log(4.0f);
+  params.top_p = 0.755f;
+  std::set<int32_t> want = IdRange(3500, 5000);
+  for (int32_t i = 0; i < 1173; ++i) want.insert(i);
+  EXPECT_EQ(CandidateIds(params, two), want);
+}
+
 TEST(SamplerTest, TopKTiesGoToLowerIds) {
   SamplingParams params;
   params.top_k = 2;
