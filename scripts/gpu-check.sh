@@ -49,14 +49,24 @@ export SWIFTLET_REQUIRE_GPU=1
 # the tensor cores by default and on the dp4a kernels with
 # SWIFTLET_CUDA_TENSOR_CORES=0; repeated runs of launches go as CUDA graphs
 # by default and one by one with SWIFTLET_CUDA_GRAPHS=0: each is checked.
-failed=()
+# The names of failed checks also go to a file, so a bench part run on its
+# own (SWIFTLET_GPU_CHECK_PARTS=bench after =tests) steers by the tests'
+# results.
+failed=() earlier=()
+failed_file=build-cuda/gpu-check-failed.txt
 check() {
   local name=$1
   shift
   say "$name"
-  "$@" || failed+=("$name")
+  "$@" || { failed+=("$name"); echo "$name" >>"$failed_file"; }
 }
 parts=" ${SWIFTLET_GPU_CHECK_PARTS:-tests bench} "
+if [[ $parts == *" tests "* ]]; then
+  rm -f "$failed_file"
+elif [ -s "$failed_file" ]; then
+  mapfile -t earlier <"$failed_file"
+  echo "gpu-check: failed in the tests run before: ${earlier[*]}"
+fi
 one_by_one=(SWIFTLET_CUDA_GRAPHS=0)
 if [[ $parts == *" tests "* ]]; then
   check "every op against the math and the CPU backend (dp4a, one by one)" \
@@ -74,11 +84,11 @@ if [[ $parts == *" tests "* ]]; then
 fi
 # Benchmarks on what passed.
 kernels=()
-case " ${failed[*]} " in
+case " ${failed[*]} ${earlier[*]} " in
   *"tensor cores, one by one"*)
     echo "gpu-check: the tensor-core kernels failed: benchmarks on dp4a"; kernels+=(SWIFTLET_CUDA_TENSOR_CORES=0) ;;
 esac
-case " ${failed[*]} " in
+case " ${failed[*]} ${earlier[*]} " in
   *"graphs"*) echo "gpu-check: runs as CUDA graphs failed: benchmarks one by one"; kernels+=("${one_by_one[@]}") ;;
 esac
 
@@ -110,7 +120,7 @@ for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
     check "bench engine --device cuda, 7B shape, Q4_0 launched one by one, for comparison: tg32" \
       env "${one_by_one[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda \
       --prompt-tokens 16 --gen-tokens 32 --batch 1 --repeat 3
-    case " ${failed[*]} " in
+    case " ${failed[*]} ${earlier[*]} " in
       *"output-split"*) ;;
       *) check "bench engine --device cuda, 7B shape, Q4_0 prompts on the output-split kernel: pp512" \
            env SWIFTLET_CUDA_PROMPT_KERNEL=output-split build-cuda/src/cli/swiftlet bench engine -m "$model" \

@@ -343,6 +343,8 @@ QueuedRequest Engine::DescribeNew(const Request& r, const LatencyTargets& target
   // An embedding is done with its prompt: nothing to decode.
   q.decode_tokens = r.options.embedding ? 0 : std::min<int64_t>(r.options.max_tokens, context_ - q.prompt_tokens);
   q.tpot_target_ns = targets.tpot_ns;
+  // Its first row's kind stands for all of them: a greedy request with
+  // min_tokens counts as sampled throughout (the dearer kind).
   q.argmax = RowTakesArgMax(r.options, nullptr, 0);
   return q;
 }

@@ -83,6 +83,8 @@ class Sampler {
   bool ReturnsArgMax() const;
 
  private:
+  // Every id a candidate, with its logit.
+  void AllCandidates(std::span<const float> logits);
   // Candidates of the k best logits (Before's order: ties to the lower id).
   void TopK(std::span<const float> logits, size_t k);
   void Softmax();  // p = exp((logit - max) / temperature); sets total_

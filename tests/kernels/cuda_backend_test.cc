@@ -104,14 +104,17 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   Gpu& mem = *mem_;
   EXPECT_FALSE(gpu.SharesHostMemory());
 
-  // Matmuls of every supported type, and GetRows of the same tables; 45
-  // rows: five whole tiles of 8 and a partial one (for the tensor cores,
-  // more than 32: blocks of 64 weight rows). Rows of 1,280 elements
+  // Matmuls of every supported type, and GetRows of the same tables; 150
+  // rows: 18 whole tiles of 8 and a partial one (for the tensor cores,
+  // more than 32: blocks of 64 weight rows by 32 batch rows, or with
+  // SWIFTLET_CUDA_PROMPT_KERNEL=output-split 64 by 128: two of them down
+  // the batch, the second part empty, and three across the 136 weight
+  // rows, the last part past the end). Rows of 1,280 elements
   // take the sliced kernels (weight_slices.h) in whole passes of the warp;
   // 544 elements (17 blocks of 32) and F32's 516 (129 slices) leave the
   // last pass part empty; F16 and BF16 rows of 516, not a whole number of
   // 16-byte slices, take the element-wise kernels.
-  const int64_t n_out = 40, rows = 45;
+  const int64_t n_out = 136, rows = 150;
   struct Case {
     TensorType type;
     int64_t n_in;
@@ -153,10 +156,11 @@ TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
         ASSERT_NEAR(y[r * n_out + o], want, 1e-5 * mag) << r << "," << o;
       }
     }
-    // Batch invariance at the op: the first 19 rows (at most 32: the
-    // tensor cores' blocks of 16 weight rows) and row 13 alone (at most 8)
-    // give the bits they had among 45.
-    for (const auto& [first, count] : std::vector<std::pair<int64_t, int64_t>>{{0, 19}, {13, 1}}) {
+    // Batch invariance at the op: 45 rows from row 100 (a prompt's blocks,
+    // one down the batch), the first 19 rows (at most 32: the tensor
+    // cores' blocks of 16 weight rows) and row 13 alone (at most 8) give the
+    // bits they had among 150.
+    for (const auto& [first, count] : std::vector<std::pair<int64_t, int64_t>>{{100, 45}, {0, 19}, {13, 1}}) {
       std::vector<float> part(count * n_out);
       float* dpart = mem.Put(part);
       gpu.MatMul((*resident)->view(), dx + first * n_in, count, dpart);

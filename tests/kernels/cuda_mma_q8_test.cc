@@ -211,14 +211,16 @@ float Spec(TensorType type, const uint8_t* row, const Activations& x, int64_t n_
   return sum;
 }
 
+// n_blocks: blocks of 32 a row (0: the default below).
 template <typename Slice>
-void CheckType(TensorType type) {
+void CheckType(TensorType type, int64_t n_blocks = 0) {
   // 20 weight rows (a second tile part past the end), 11 batch rows (a
   // second n-tile part empty); 37 blocks of 32 a row, which kSplit does not
   // divide: runs of 5, the last of 2 (K quants: 40, five blocks of 256,
   // runs across their sub-blocks).
   const bool k_quant = type == TensorType::kQ4_K || type == TensorType::kQ5_K || type == TensorType::kQ6_K;
-  const int64_t n_in = k_quant ? 256 * 5 : 32 * 37, n_out = 20, n_rows = 11;
+  if (n_blocks == 0) n_blocks = k_quant ? 40 : 37;
+  const int64_t n_in = 32 * n_blocks, n_out = 20, n_rows = 11;
   uint64_t row_bytes = 0;
   ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
   std::mt19937 rng(5);
@@ -259,6 +261,41 @@ TEST(CudaMmaQ8Test, Q4_0TilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slice
 TEST(CudaMmaQ8Test, Q4_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ4_K>(TensorType::kQ4_K); }
 TEST(CudaMmaQ8Test, Q5_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ5_K>(TensorType::kQ5_K); }
 TEST(CudaMmaQ8Test, Q6_KTilesGiveTheOrdersBitsAndTheMath) { CheckType<cuda_slices::SliceQ6_K>(TensorType::kQ6_K); }
+
+// Rows of fewer blocks than kSplit, or a few more: runs of one block and
+// empty runs, or a short last run followed by empty ones (9: 2, 2, 2, 2, 1,
+// 0, 0, 0).
+TEST(CudaMmaQ8Test, ShortRowsAndEmptyRunsGiveTheOrdersBits) {
+  for (int64_t nb : {1, 3, 9, 17}) {
+    SCOPED_TRACE("blocks " + std::to_string(nb));
+    CheckType<cuda_slices::SliceQ8_0>(TensorType::kQ8_0, nb);
+    CheckType<cuda_slices::SliceQ4_0>(TensorType::kQ4_0, nb);
+  }
+  CheckType<cuda_slices::SliceQ4_K>(TensorType::kQ4_K, 8);
+  CheckType<cuda_slices::SliceQ6_K>(TensorType::kQ6_K, 16);
+}
+
+// SplitBlocks' runs, for every row length up to 2,000 blocks: in order,
+// each block once, the first ones of ceil(nb / kSplit) blocks and the rest
+// shorter or empty.
+TEST(CudaMmaQ8Test, TheRunsCoverARowInOrder) {
+  for (int64_t nb = 0; nb <= 2000; ++nb) {
+    const int64_t run = (nb + kSplit - 1) / kSplit;
+    int64_t next = 0;
+    for (int w = 0; w < kSplit; ++w) {
+      int64_t begin = -1, end = -1;
+      SplitBlocks(nb, w, &begin, &end);
+      ASSERT_EQ(begin, next) << nb << " blocks, run " << w;
+      ASSERT_LE(begin, end) << nb << " blocks, run " << w;
+      ASSERT_LE(end - begin, run) << nb << " blocks, run " << w;
+      if (end < nb) {
+        ASSERT_EQ(end - begin, run) << nb << " blocks, run " << w;
+      }
+      next = end;
+    }
+    ASSERT_EQ(next, nb);
+  }
+}
 
 // The types with fragments are the types MmaType sends to the tensor cores.
 TEST(CudaMmaQ8Test, TheTensorCoreTypesAreTheOnesWithFragments) {

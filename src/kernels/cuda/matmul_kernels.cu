@@ -365,7 +365,8 @@ void LaunchMatMul(CudaQueue& queue, const WeightView& w, const float* x, const Q
     // stream the weights; up to 32 batch rows (batched decode): still 16
     // weight rows, a tile of 32 batch rows, so the weights are read once;
     // a prompt: 64 weight rows a block, reading the activations a quarter
-    // as often. The same bits every way (mma_q8.h).
+    // as often, or (output_split_prompts) 64 by 128 with the warps
+    // splitting the outputs. The same bits every way (mma_q8.h).
     cuda_slices::WithSlice(w.type, [&](auto slice) {
       using S = decltype(slice);
       if constexpr (cuda_mma::FragmentA<S>::kDefined) {
