@@ -11,6 +11,7 @@
 #include "core/argmax.h"
 #include "core/check.h"
 #include "core/str_cat.h"
+#include "model/logit_math.h"
 
 namespace swiftlet {
 namespace {
@@ -109,13 +110,36 @@ int32_t Sampler::Sample(std::span<float> logits,
   const size_t k = static_cast<size_t>(params_.top_k);
   if (k > 0 && k < logits.size()) {
     TopK(logits, k);
+    Softmax();
   } else {
+    // Every id: the exps over the row on the kernels' SIMD exp, in place.
+    const float max = ExpOfLogitsInPlace(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature);
+    // All -inf (everything masked) or NaN/+inf logits are bugs upstream.
+    SWIFTLET_CHECK(std::isfinite(max));
+    total_ = Sum(logits);
+    if (params_.top_p == 1.0f && params_.min_p == 0.0f) {
+      // Nothing truncates: the draw reads the row itself.
+      return static_cast<int32_t>(DrawIndex(logits.size(), [&](size_t i) { return logits[i]; }));
+    }
     AllCandidates(logits);
   }
-  Softmax();
   if (params_.top_p < 1.0f) TopP();
   if (params_.min_p > 0.0f) MinP();
   return Draw();
+}
+
+double Sampler::Sum(std::span<const float> p) {
+  // Four independent chains: one would wait on each add.
+  const size_t n = p.size(), whole = n - n % 4;
+  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+  for (size_t i = 0; i < whole; i += 4) {
+    t0 += p[i];
+    t1 += p[i + 1];
+    t2 += p[i + 2];
+    t3 += p[i + 3];
+  }
+  for (size_t i = whole; i < n; ++i) t0 += p[i];
+  return (t0 + t1) + (t2 + t3);
 }
 
 void Sampler::AllCandidates(std::span<const float> logits) {
@@ -153,37 +177,18 @@ void Sampler::TopK(std::span<const float> logits, size_t k) {
 }
 
 void Sampler::Softmax() {
-  // Over a whole vocabulary the running max and the running sum were
-  // chains of dependent instructions, each waiting on the last (2/3 of the
-  // time at 32 k ids): four independent ones go at once (locals, so they
-  // stay in registers). The max is the same whatever the order; the sum is
-  // the same to rounding. The exps run in a loop of their own: a call
-  // inside the sum's loop would send its partial sums through memory.
-  const size_t n = candidates_.size();
-  const size_t whole = n - n % 4;
-  TokenProb* c = candidates_.data();
-  float m0 = -std::numeric_limits<float>::infinity(), m1 = m0, m2 = m0, m3 = m0;
-  for (size_t i = 0; i < whole; i += 4) {
-    m0 = std::max(m0, c[i].p);
-    m1 = std::max(m1, c[i + 1].p);
-    m2 = std::max(m2, c[i + 2].p);
-    m3 = std::max(m3, c[i + 3].p);
-  }
-  for (size_t i = whole; i < n; ++i) m0 = std::max(m0, c[i].p);
-  const float max_logit = std::max(std::max(m0, m1), std::max(m2, m3));
+  // Top-k's few candidates (every id goes through ExpOfLogitsInPlace).
+  float max_logit = -std::numeric_limits<float>::infinity();
+  for (const TokenProb& c : candidates_) max_logit = std::max(max_logit, c.p);
   // All -inf (everything masked) or NaN/+inf logits are bugs upstream.
   SWIFTLET_CHECK(std::isfinite(max_logit));
   const float temperature = params_.temperature;
-  for (size_t i = 0; i < n; ++i) c[i].p = std::exp((c[i].p - max_logit) / temperature);
-  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-  for (size_t i = 0; i < whole; i += 4) {
-    t0 += c[i].p;
-    t1 += c[i + 1].p;
-    t2 += c[i + 2].p;
-    t3 += c[i + 3].p;
+  double total = 0.0;
+  for (TokenProb& c : candidates_) {
+    c.p = std::exp((c.p - max_logit) / temperature);
+    total += c.p;
   }
-  for (size_t i = whole; i < n; ++i) t0 += c[i].p;
-  total_ = (t0 + t1) + (t2 + t3);
+  total_ = total;
 }
 
 void Sampler::TopP() {
@@ -251,22 +256,27 @@ void Sampler::MinP() {
 
 int32_t Sampler::Draw() {
   SWIFTLET_CHECK(!candidates_.empty());
+  return candidates_[DrawIndex(candidates_.size(), [&](size_t i) { return candidates_[i].p; })].id;
+}
+
+template <typename P>
+size_t Sampler::DrawIndex(size_t n, const P& p) {
   // 53 random bits -> [0, 1) exactly as a double holds them; independent of
   // the standard library's distribution implementations.
   const double u =
       static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
   const double target = u * total_;
   double cumulative = 0.0;
-  for (const TokenProb& c : candidates_) {
-    cumulative += c.p;
-    if (cumulative > target) return c.id;
+  for (size_t i = 0; i < n; ++i) {
+    cumulative += p(i);
+    if (cumulative > target) return i;
   }
-  // Rounding left target at or past the sum: take the last token that has
+  // Rounding left target at or past the sum: take the last item that has
   // any probability at all.
-  for (auto it = candidates_.rbegin(); it != candidates_.rend(); ++it) {
-    if (it->p > 0.0f) return it->id;
+  for (size_t i = n; i-- > 0;) {
+    if (p(i) > 0.0f) return i;
   }
-  return candidates_.back().id;
+  return n - 1;
 }
 
 }  // namespace swiftlet

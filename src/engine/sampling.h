@@ -73,7 +73,8 @@ class Sampler {
 
   // The candidates the last non-greedy Sample() drew from, after every
   // truncation, with unnormalized probabilities; order unspecified. Valid
-  // until the next Sample(). Empty after a greedy step.
+  // until the next Sample(). Empty after a greedy step, and after one that
+  // truncated nothing (it drew from every id).
   std::span<const TokenProb> last_candidates() const { return candidates_; }
 
   const SamplingParams& params() const { return params_; }
@@ -88,9 +89,14 @@ class Sampler {
   // Candidates of the k best logits (Before's order: ties to the lower id).
   void TopK(std::span<const float> logits, size_t k);
   void Softmax();  // p = exp((logit - max) / temperature); sets total_
+  static double Sum(std::span<const float> p);
   void TopP();
   void MinP();
-  int32_t Draw();
+  int32_t Draw();  // From candidates_.
+  // The index of the first of n items (p(i) their probabilities, total_
+  // their sum) whose running sum passes a uniform draw times total_.
+  template <typename P>
+  size_t DrawIndex(size_t n, const P& p);
 
   // TopP sorts at most this many candidates whole; more go through buckets.
   static constexpr size_t kSortedTopPCandidates = 1024;

@@ -1,0 +1,31 @@
+#include "model/logit_math.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/attention_ops.h"
+#include "kernels/cpu_features.h"
+
+namespace swiftlet {
+
+float ExpOfLogitsInPlace(float* x, int64_t n, float temperature) {
+  // The max in four independent chains (one would wait on each compare).
+  const int64_t whole = n - n % 4;
+  float m0 = -std::numeric_limits<float>::infinity(), m1 = m0, m2 = m0, m3 = m0;
+  for (int64_t i = 0; i < whole; i += 4) {
+    m0 = std::max(m0, x[i]);
+    m1 = std::max(m1, x[i + 1]);
+    m2 = std::max(m2, x[i + 2]);
+    m3 = std::max(m3, x[i + 3]);
+  }
+  for (int64_t i = whole; i < n; ++i) m0 = std::max(m0, x[i]);
+  const float max = std::max(std::max(m0, m1), std::max(m2, m3));
+  const float scale = 1.0f / temperature;
+  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - max) * scale;
+  // Attention's softmax weights are this exp below a maximum of 0, in 16
+  // lanes (any head dimension that is a multiple of 16 picks the SIMD ops).
+  (void)AttentionOpsFor(ChosenKernelIsa(), 16).softmax_weights(x, n, 0.0f);
+  return max;
+}
+
+}  // namespace swiftlet

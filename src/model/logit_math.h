@@ -1,0 +1,18 @@
+// Host math on a row of logits the model returned, for the engine's
+// sampler: the exponentials on the kernels' SIMD exp (the engine does not
+// reach the kernels itself).
+#pragma once
+
+#include <cstdint>
+
+namespace swiftlet {
+
+// p[i] = e^((x[i] - max) / temperature) in place, where max is the row's
+// largest value (so the largest p is 1); 0 where the exponent is below
+// -87 (under 2^-125 of the largest). The exponent is (x[i] - max) times
+// 1 / temperature; the exp is within 2 ulp (kernels/kernel_exp.h), the same
+// bits on every ISA. Returns max. n >= 1, temperature > 0; NaN in x gives
+// NaN back.
+float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
+
+}  // namespace swiftlet
