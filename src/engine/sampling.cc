@@ -22,6 +22,10 @@ absl::Status OutOfRange(const char* field, const char* range, float value) {
              value));
 }
 
+// A NaN logit as a masked one (-inf): never drawn, as ArgMaxRow never picks
+// it, and the orders below stay strict weak orders.
+float NotNaN(float logit) { return std::isnan(logit) ? -std::numeric_limits<float>::infinity() : logit; }
+
 // Higher probability (or logit) first, ties to the lower id.
 bool Before(const TokenProb& a, const TokenProb& b) {
   return a.p > b.p || (a.p == b.p && a.id < b.id);
@@ -146,7 +150,7 @@ void Sampler::AllCandidates(std::span<const float> logits) {
   // clear + push_back: resize would zero what the loop then writes.
   candidates_.clear();
   candidates_.reserve(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+  for (size_t i = 0; i < logits.size(); ++i) candidates_.push_back({static_cast<int32_t>(i), NotNaN(logits[i])});
 }
 
 void Sampler::TopK(std::span<const float> logits, size_t k) {
@@ -164,7 +168,7 @@ void Sampler::TopK(std::span<const float> logits, size_t k) {
   // lower id, already kept); past the first few thousand ids that test
   // almost always fails, so the pass costs about a comparison a logit.
   candidates_.resize(k);
-  for (size_t i = 0; i < k; ++i) candidates_[i] = {static_cast<int32_t>(i), logits[i]};
+  for (size_t i = 0; i < k; ++i) candidates_[i] = {static_cast<int32_t>(i), NotNaN(logits[i])};
   std::make_heap(candidates_.begin(), candidates_.end(), Before);
   float worst = candidates_.front().p;
   for (size_t i = k; i < logits.size(); ++i) {
@@ -205,19 +209,28 @@ void Sampler::TopP() {
   size_t first = 0, last = candidates_.size();  // Then the boundary's, sorted.
   double head = 0.0;                 // The mass of [0, above).
   if (candidates_.size() > kSortedTopPCandidates) {
-    // p is in (0, 1] (Softmax's max is exactly 1): bits 19.. of a positive
-    // float are its exponent and 4 mantissa bits, at most 1.0f's 0x7f0.
+    // p is in [0, 1] (Softmax's max is exactly 1): bits 19.. of a
+    // non-negative float are its exponent and 4 mantissa bits, at most
+    // 1.0f's 0x7f0.
     constexpr uint32_t kBuckets = (0x3f800000u >> 19) + 1;
     auto bucket = [](float p) { return std::min(std::bit_cast<uint32_t>(p) >> 19, kBuckets - 1); };
     std::array<double, kBuckets> mass{};
     for (const TokenProb& c : candidates_) mass[bucket(c.p)] += c.p;
     uint32_t boundary = 0;
+    bool reached = false;
     for (uint32_t b = kBuckets; b-- > 0;) {
       if (head + mass[b] >= threshold) {
         boundary = b;
+        reached = true;
         break;
       }
       head += mass[b];
+    }
+    if (!reached) {
+      // Rounding left the whole mass short of it: keep every candidate.
+      total_ = 0.0;
+      for (const TokenProb& c : candidates_) total_ += c.p;
+      return;
     }
     auto is_above = [&](const TokenProb& c) { return bucket(c.p) > boundary; };
     auto is_boundary = [&](const TokenProb& c) { return bucket(c.p) == boundary; };

@@ -1,6 +1,7 @@
 #include "model/logit_math.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "kernels/attention_ops.h"
@@ -20,8 +21,15 @@ float ExpOfLogitsInPlace(float* x, int64_t n, float temperature) {
   }
   for (int64_t i = whole; i < n; ++i) m0 = std::max(m0, x[i]);
   const float max = std::max(std::max(m0, m1), std::max(m2, m3));
+  // NaN is never drawn (as ArgMaxRow never picks it): weight 0. A scale
+  // that overflows (temperature below 2^-128) divides instead.
   const float scale = 1.0f / temperature;
-  for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - max) * scale;
+  const float nan_exponent = -std::numeric_limits<float>::infinity();
+  if (std::isfinite(scale)) {
+    for (int64_t i = 0; i < n; ++i) x[i] = std::isnan(x[i]) ? nan_exponent : (x[i] - max) * scale;
+  } else {
+    for (int64_t i = 0; i < n; ++i) x[i] = std::isnan(x[i]) ? nan_exponent : (x[i] - max) / temperature;
+  }
   // Attention's softmax weights are this exp below a maximum of 0, in 16
   // lanes (any head dimension that is a multiple of 16 picks the SIMD ops).
   (void)AttentionOpsFor(ChosenKernelIsa(), 16).softmax_weights(x, n, 0.0f);

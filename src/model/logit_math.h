@@ -9,10 +9,11 @@ namespace swiftlet {
 
 // p[i] = e^((x[i] - max) / temperature) in place, where max is the row's
 // largest value (so the largest p is 1); 0 where the exponent is below
-// -87 (under 2^-125 of the largest). The exponent is (x[i] - max) times
-// 1 / temperature; the exp is within 2 ulp (kernels/kernel_exp.h), the same
-// bits on every ISA. Returns max. n >= 1, temperature > 0; NaN in x gives
-// NaN back.
+// -87 (under 2^-125 of the largest), and 0 for NaN (never drawn, as
+// ArgMaxRow never picks one; max skips them). The exponent is (x[i] - max)
+// times 1 / temperature (divided by it when that overflows); the exp is
+// within 2 ulp (kernels/kernel_exp.h), the same bits on every ISA. Returns
+// max: -inf when every x is -inf or NaN. n >= 1, temperature > 0.
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
 
 }  // namespace swiftlet

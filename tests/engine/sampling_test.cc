@@ -490,6 +490,36 @@ TEST(SamplerTest, TopPOverManyCandidatesCutsATieAtTheLowerIds) {
   EXPECT_EQ(CandidateIds(params, two), want);
 }
 
+TEST(SamplerTest, NaNLogitsAreNeverDrawn) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Rising logits with NaN at ids 0 and 500: top-k over many ids (a NaN
+  // among the first k must not stop the pass), top-p over many, and the
+  // whole row.
+  std::vector<float> logits(1000);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>(i) * 0.01f;
+  logits[0] = logits[500] = nan;
+  SamplingParams params;
+  params.top_k = 3;
+  EXPECT_EQ(CandidateIds(params, logits), IdRange(997, 1000));
+  params.top_k = 0;
+  params.top_p = 0.99f;
+  std::set<int32_t> top_p = CandidateIds(params, logits);
+  EXPECT_FALSE(top_p.count(0) || top_p.count(500));
+  EXPECT_TRUE(top_p.count(999));
+  params.top_p = 1.0f;
+  for (int32_t id : IdsSeen(params, logits, 400)) EXPECT_TRUE(id != 0 && id != 500) << id;
+}
+
+TEST(SamplerTest, ATinyTemperatureDrawsTheLargestLogit) {
+  // 1 / 1e-39 overflows a float; every path still keeps only the max.
+  const std::vector<float> logits = {0.0f, 1.0f, 2.0f, 0.5f};
+  SamplingParams params;
+  params.temperature = 1e-39f;
+  EXPECT_EQ(IdsSeen(params, logits, 50), (std::set<int32_t>{2}));
+  params.top_k = 3;
+  EXPECT_EQ(IdsSeen(params, logits, 50), (std::set<int32_t>{2}));
+}
+
 TEST(SamplerTest, TopKTiesGoToLowerIds) {
   SamplingParams params;
   params.top_k = 2;

@@ -28,20 +28,40 @@ TEST(LogitMathTest, ExpOfLogitsIsTheScaledExponentialBelowTheMax) {
       ASSERT_EQ(max, want_max);
       for (int64_t i = 0; i < n; ++i) {
         SCOPED_TRACE(testing::Message() << "n " << n << " temperature " << temperature << " id " << i);
-        // The exponent as the function forms it, then e^ in double.
-        const float x = (logits[i] - want_max) * (1.0f / temperature);
-        if (!(x >= -87.0f)) {
+        // e^((x - max) / t) in double. The function's exponent is a float
+        // product, within an ulp or two of this: |x| * 2.4e-7 relative on
+        // e^x, besides the exp's own 2 ulp.
+        const double x = (static_cast<double>(logits[i]) - want_max) / temperature;
+        if (x < -87.0 * (1 + 1e-6)) {
           ASSERT_EQ(p[i], 0.0f);
           continue;
         }
-        const double want = std::exp(static_cast<double>(x));
-        ASSERT_NEAR(p[i], want, 3e-7 * want);
+        if (x < -87.0 * (1 - 1e-6)) continue;  // Either side of the floor.
+        const double want = std::exp(x);
+        ASSERT_NEAR(p[i], want, (3e-7 + 2.4e-7 * std::fabs(x)) * want);
         if (logits[i] == want_max) {
           ASSERT_EQ(p[i], 1.0f);
         }
       }
     }
   }
+}
+
+TEST(LogitMathTest, NaNWeighsNothingAndTinyTemperaturesKeepOnlyTheMax) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {1.0f, nan, 3.0f, 2.0f, nan};
+  EXPECT_EQ(ExpOfLogitsInPlace(x.data(), 5, 1.0f), 3.0f);
+  EXPECT_EQ(x[1], 0.0f);
+  EXPECT_EQ(x[4], 0.0f);
+  EXPECT_EQ(x[2], 1.0f);
+  EXPECT_NEAR(x[3], std::exp(-1.0), 3e-7);
+  // 1 / 1e-39 overflows a float: the exponents are divided instead.
+  x = {0.0f, 1.0f, 2.0f, 0.5f};
+  EXPECT_EQ(ExpOfLogitsInPlace(x.data(), 4, 1e-39f), 2.0f);
+  EXPECT_EQ(x, (std::vector<float>{0.0f, 0.0f, 1.0f, 0.0f}));
+  // Nothing but NaN and -inf: no max.
+  x = {nan, -std::numeric_limits<float>::infinity()};
+  EXPECT_EQ(ExpOfLogitsInPlace(x.data(), 2, 1.0f), -std::numeric_limits<float>::infinity());
 }
 
 }  // namespace
