@@ -114,6 +114,11 @@ int RunRun(const RunOptions& o) {
   while (generated < o.n_predict) {
     std::span<float> logits(out.values.data(), static_cast<size_t>(out.row_size));
     const int32_t next = sampler.Sample(logits, tokens);
+    if (next == Sampler::kNoToken) {
+      return ReportError(absl::FailedPreconditionError(
+          "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from a broken "
+          "model)"));
+    }
     if ((*tokenizer)->IsEog(next)) break;
     tokens.push_back(next);
     ++generated;

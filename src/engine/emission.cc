@@ -128,6 +128,12 @@ void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
     }
   }
   const int32_t id = c.sampler->Sample(scratch, c.tokens);
+  if (id == Sampler::kNoToken) {
+    FinishChoice(a, c, FinishReason::kError,
+                 "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from a "
+                 "broken model)");
+    return;
+  }
   EmitToken(a, c, id, logits, now);
 }
 

@@ -114,12 +114,11 @@ int32_t Sampler::Sample(std::span<float> logits,
   const size_t k = static_cast<size_t>(params_.top_k);
   if (k > 0 && k < logits.size()) {
     TopK(logits, k);
-    Softmax();
+    if (!Softmax()) return kNoToken;
   } else {
     // Every id: the exps over the row on the kernels' SIMD exp, in place.
     const float max = ExpOfLogitsInPlace(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature);
-    // Every id masked (-inf or NaN), or a +inf logit: bugs upstream.
-    SWIFTLET_CHECK(std::isfinite(max));
+    if (!std::isfinite(max)) return kNoToken;  // Every id masked or NaN, or a +inf.
     total_ = Sum(logits);
     if (params_.top_p == 1.0f && params_.min_p == 0.0f) {
       // Nothing truncates: the draw reads the row itself.
@@ -180,12 +179,11 @@ void Sampler::TopK(std::span<const float> logits, size_t k) {
   }
 }
 
-void Sampler::Softmax() {
+bool Sampler::Softmax() {
   // Top-k's few candidates (every id goes through ExpOfLogitsInPlace).
   float max_logit = -std::numeric_limits<float>::infinity();
   for (const TokenProb& c : candidates_) max_logit = std::max(max_logit, c.p);
-  // All -inf (everything masked) or NaN/+inf logits are bugs upstream.
-  SWIFTLET_CHECK(std::isfinite(max_logit));
+  if (!std::isfinite(max_logit)) return false;  // All masked (NaN is, here), or a +inf.
   const float temperature = params_.temperature;
   double total = 0.0;
   for (TokenProb& c : candidates_) {
@@ -193,6 +191,7 @@ void Sampler::Softmax() {
     total += c.p;
   }
   total_ = total;
+  return true;
 }
 
 void Sampler::TopP() {

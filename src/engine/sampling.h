@@ -69,7 +69,11 @@ class Sampler {
 
   // Picks the next token. `logits` (one per vocabulary id, non-empty) is
   // rewritten in place as scratch. `history`: tokens so far, prompt + output.
+  // kNoToken when none can be drawn at a temperature above 0: every logit
+  // masked (-inf) or NaN, or one +inf (a broken model's logits; the caller
+  // fails the request, not the process).
   int32_t Sample(std::span<float> logits, std::span<const int32_t> history);
+  static constexpr int32_t kNoToken = -1;
 
   // The candidates the last non-greedy Sample() drew from, after every
   // truncation, with unnormalized probabilities; order unspecified. Valid
@@ -88,7 +92,9 @@ class Sampler {
   void AllCandidates(std::span<const float> logits);
   // Candidates of the k best logits (Before's order: ties to the lower id).
   void TopK(std::span<const float> logits, size_t k);
-  void Softmax();  // p = exp((logit - max) / temperature); sets total_
+  // p = exp((logit - max) / temperature); sets total_. False when the max
+  // is not finite (no token can be drawn).
+  bool Softmax();
   static double Sum(std::span<const float> p);
   void TopP();
   void MinP();

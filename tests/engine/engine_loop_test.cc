@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 
 #include <unistd.h>
 
 #include "engine_test_util.h"
+#include "gguf/gguf_file.h"
 #include "kv/kv_cache.h"
 #include "kv/paged_kv_cache.h"
 #include "model/forward_context.h"
@@ -93,6 +96,57 @@ TEST(EngineTest, ArgMaxRowsAndLogitRowsInOneStepEachGetTheirOwnTokens) {
     EXPECT_EQ(sinks[i]->events.front().chosen.size(), i % 2 == 1 ? 1u : 0u) << "request " << i;
   }
   EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+}
+
+// A model whose final norm weights are NaN gives NaN logits: a sampled
+// request cannot draw and fails with an error; the engine goes on (a greedy
+// request beside it still runs: the argmax scan never picks a NaN but keeps
+// id 0's).
+TEST(EngineTest, NaNLogitsFailTheSampledRequestNotTheEngine) {
+  RandomModelSpec spec = *RandomModelPreset("tiny");
+  spec.n_embd = 64;
+  spec.n_layer = 1;
+  spec.n_head = 2;
+  spec.n_head_kv = 1;
+  spec.n_ff = 128;
+  spec.n_ctx = 256;
+  const std::string path = ::testing::TempDir() + "/engine_nan." + std::to_string(::getpid()) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(spec, path, 1).ok());
+  {
+    auto file = GgufFile::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    const GgufTensor* norm = (*file)->FindTensor("output_norm.weight");
+    ASSERT_NE(norm, nullptr);
+    ASSERT_EQ(norm->type, TensorType::kF32);
+    const uint64_t at = (*file)->data_offset() + norm->offset;
+    const std::vector<float> nan(norm->n_elements, std::numeric_limits<float>::quiet_NaN());
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(reinterpret_cast<const char*>(nan.data()), static_cast<std::streamsize>(nan.size() * sizeof(float)));
+    ASSERT_TRUE(f.good());
+  }
+  auto model = Model::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto tokenizer = Tokenizer::FromGguf((*model)->file());
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  auto e = Engine::Create(**model, **tokenizer, SmallConfig());
+  ASSERT_TRUE(e.ok()) << e.status();
+  for (int round = 0; round < 2; ++round) {
+    auto sampled = std::make_shared<Recorder>();
+    Request r = Greedy(Prompt(5, 6), 4, sampled);
+    r.options.sampling.temperature = 0.8f;
+    if (round == 1) r.options.sampling.top_k = 5;
+    ASSERT_TRUE((*e)->Submit(std::move(r)).accepted());
+    auto greedy = std::make_shared<Recorder>();
+    ASSERT_TRUE((*e)->Submit(Greedy(Prompt(6, 6), 4, greedy)).accepted());
+    RunUntilIdle(**e);
+    EXPECT_EQ(sampled->finish[0], FinishReason::kError) << "round " << round;
+    EXPECT_TRUE(sampled->ids[0].empty()) << "round " << round;
+    EXPECT_EQ(sampled->completes, 1);
+    EXPECT_EQ(greedy->finish[0], FinishReason::kLength) << "round " << round;
+    EXPECT_EQ(greedy->ids[0], std::vector<int32_t>(4, 0)) << "round " << round;
+  }
+  EXPECT_EQ((*e)->KvBlocksAvailableForTesting(), (*e)->KvBlocksTotalForTesting());
 }
 
 TEST(EngineTest, SeededSamplingGivesTheSameTokensInAnyBatch) {

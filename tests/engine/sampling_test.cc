@@ -510,6 +510,26 @@ TEST(SamplerTest, NaNLogitsAreNeverDrawn) {
   for (int32_t id : IdsSeen(params, logits, 400)) EXPECT_TRUE(id != 0 && id != 500) << id;
 }
 
+TEST(SamplerTest, NoTokenWhenEveryLogitIsMaskedOrNaNOrOneIsInfinite) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> rows = {
+      std::vector<float>(2000, -inf), std::vector<float>(2000, nan), {nan, -inf, nan}, {0.5f, inf, 1.0f}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    // The whole row, top-k (a few and many), top-p, min-p.
+    for (int32_t top_k : {0, 2, 1500}) {
+      for (float top_p : {1.0f, 0.5f}) {
+        SamplingParams params;
+        params.top_k = top_k;
+        params.top_p = top_p;
+        params.min_p = top_p < 1.0f ? 0.1f : 0.0f;
+        Sampler s(params);
+        EXPECT_EQ(SampleOnce(s, rows[i]), Sampler::kNoToken) << "row " << i << " top_k " << top_k;
+      }
+    }
+  }
+}
+
 TEST(SamplerTest, ATinyTemperatureDrawsTheLargestLogit) {
   // 1 / 1e-39 overflows a float; every path still keeps only the max.
   const std::vector<float> logits = {0.0f, 1.0f, 2.0f, 0.5f};
