@@ -271,7 +271,7 @@ bool Engine::Step() {
       if (last) {
         const std::vector<int32_t>& rows = argmax ? batch.argmax_rows : batch.output_rows;
         outputs.push_back({s.a, &c, argmax, static_cast<int64_t>(rows.size()) - 1});
-        ++(argmax ? output_rows.argmax : output_rows.sampled);
+        output_rows.Add(argmax);
       }
     }
   }

@@ -227,16 +227,15 @@ void Sampler::TopP() {
     }
     if (!reached) {
       // Rounding left the whole mass short of it: keep every candidate.
-      total_ = 0.0;
-      for (const TokenProb& c : candidates_) total_ += c.p;
-      return;
+      first = last;
+    } else {
+      auto is_above = [&](const TokenProb& c) { return bucket(c.p) > boundary; };
+      auto is_boundary = [&](const TokenProb& c) { return bucket(c.p) == boundary; };
+      const auto mid = std::partition(candidates_.begin(), candidates_.end(), is_above);
+      const auto end = std::partition(mid, candidates_.end(), is_boundary);
+      first = static_cast<size_t>(mid - candidates_.begin());
+      last = static_cast<size_t>(end - candidates_.begin());
     }
-    auto is_above = [&](const TokenProb& c) { return bucket(c.p) > boundary; };
-    auto is_boundary = [&](const TokenProb& c) { return bucket(c.p) == boundary; };
-    const auto mid = std::partition(candidates_.begin(), candidates_.end(), is_above);
-    const auto end = std::partition(mid, candidates_.end(), is_boundary);
-    first = static_cast<size_t>(mid - candidates_.begin());
-    last = static_cast<size_t>(end - candidates_.begin());
   }
   std::sort(candidates_.begin() + static_cast<std::ptrdiff_t>(first),
             candidates_.begin() + static_cast<std::ptrdiff_t>(last), Before);

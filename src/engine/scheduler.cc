@@ -26,7 +26,7 @@ StepPlan PlanStep(const std::vector<SequenceDemand>& demands, const SchedulerCon
   for (size_t i = 0; i < demands.size(); ++i) {
     if (!demands[i].decoding) continue;
     plan.tokens[i] = 1;
-    ++(demands[i].argmax ? decodes.argmax : decodes.sampled);
+    decodes.Add(demands[i].argmax);
     const int64_t t = demands[i].tpot_target_ns;
     if (t > 0 && (tightest_tpot == 0 || t < tightest_tpot)) tightest_tpot = t;
   }

@@ -21,6 +21,7 @@ struct OutputRows {
   int64_t sampled = 0;  // Drawn on the host from their logits.
   int64_t argmax = 0;   // Their token is the backend's argmax.
   int64_t total() const { return sampled + argmax; }
+  void Add(bool is_argmax, int64_t rows = 1) { (is_argmax ? argmax : sampled) += rows; }
 };
 
 struct StepCostModel {

@@ -120,7 +120,7 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
     }
     for (const Sim& s : sims) {
       if (!s.decoding_now) continue;
-      (s.q.argmax ? decodes.argmax : decodes.sampled) += s.q.n;
+      decodes.Add(s.q.argmax, s.q.n);
       const int64_t t = s.q.tpot_target_ns;
       if (t > 0 && (tightest == 0 || t < tightest)) tightest = t;
     }
@@ -154,7 +154,7 @@ TtftEstimate EstimateTtft(const EngineSnapshot& snap, const QueuedRequest& candi
     }
     const int64_t tokens = budget - left;
     OutputRows outputs = decodes;
-    for (size_t i : completing) ++(sims[i].q.argmax ? outputs.argmax : outputs.sampled);
+    for (size_t i : completing) outputs.Add(sims[i].q.argmax);
     if (tokens == 0) {
       // Nothing can run (every waiting request lacks a slot or blocks and
       // nothing decodes to free them): the candidate is not reached.
