@@ -109,10 +109,28 @@ void Engine::TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now) {
   EmitToken(a, c, id, nullptr, now);
 }
 
-void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
-  if (c.finished) return;
+void Engine::DrawTokens(std::vector<Take>& takes) {
+  std::vector<Take*> draws;
+  for (Take& t : takes) {
+    if (t.argmax || t.c->finished) continue;
+    StartDecoding(*t.a, *t.c);
+    draws.push_back(&t);
+  }
+  auto draw = [&](int64_t i) {
+    Take& t = *draws[static_cast<size_t>(i)];
+    t.drawn = Draw(*t.a, *t.c, parts_->out.Row(t.row));
+  };
+  const auto n = static_cast<int64_t>(draws.size());
+  if (n > 1 && parts_->host_pool.threads() > 1) {
+    parts_->host_pool.Run(n, draw);
+  } else {
+    for (int64_t i = 0; i < n; ++i) draw(i);
+  }
+}
+
+int32_t Engine::Draw(const Active& a, Choice& c, const float* logits) const {
   const int64_t n_vocab = model_.config().n_vocab;
-  StartDecoding(a, c);
+  // One per thread of the pool: the sampler truncates its row in place.
   thread_local std::vector<float> scratch;
   scratch.assign(logits, logits + n_vocab);
   const RequestOptions& o = a.request.options;
@@ -127,14 +145,23 @@ void Engine::Sample(Active& a, Choice& c, const float* logits, int64_t now) {
       if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
     }
   }
-  const int32_t id = c.sampler->Sample(scratch, c.tokens);
-  if (id == Sampler::kNoToken) {
-    FinishChoice(a, c, FinishReason::kError,
-                 "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from a "
-                 "broken model)");
-    return;
+  return c.sampler->Sample(scratch, c.tokens);
+}
+
+void Engine::EmitTakes(const std::vector<Take>& takes, int64_t now) {
+  for (const Take& t : takes) {
+    if (t.argmax) {
+      TakeArgMax(*t.a, *t.c, parts_->out.argmax[static_cast<size_t>(t.row)], now);
+    } else if (t.c->finished) {
+      continue;
+    } else if (t.drawn == Sampler::kNoToken) {
+      FinishChoice(*t.a, *t.c, FinishReason::kError,
+                   "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from "
+                   "a broken model)");
+    } else {
+      EmitToken(*t.a, *t.c, t.drawn, parts_->out.Row(t.row), now);
+    }
   }
-  EmitToken(a, c, id, logits, now);
 }
 
 void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now) {

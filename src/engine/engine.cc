@@ -54,15 +54,27 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Model& model,
     }
     context = fit;
   }
-  // Forwards run where the model's weights are; CPU engines may share one
-  // pool of cores (the step gate).
-  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext fwd, !model.device().is_cuda() && cfg.step_gate != nullptr
-                                                    ? ForwardContext(cfg.step_gate->pool())
-                                                    : ForwardContext::Create(model.device(), cfg.threads));
+  // The host's threads: the CPU forward's, and every engine's for drawing
+  // the sampled rows of a step (DrawTokens), which a CPU forward's workers
+  // are free for once it is done. Engines that share the cores (the step
+  // gate) share its pool, and draw while their step's turn is held; an
+  // engine alone has a pool of its own.
+  std::unique_ptr<ComputePool> own_pool;
+  ComputePool* host_pool = nullptr;
+  if (cfg.step_gate != nullptr) {
+    host_pool = &cfg.step_gate->pool();
+  } else {
+    own_pool = std::make_unique<ComputePool>(cfg.threads);
+    host_pool = own_pool.get();
+  }
+  // Forwards run where the model's weights are.
+  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext fwd, model.device().is_cuda()
+                                                    ? ForwardContext::Create(model.device(), cfg.threads)
+                                                    : ForwardContext(*host_pool));
   SWIFTLET_ASSIGN_OR_RETURN(PagedKvCache kv,
                             PagedKvCache::Create(shape, cfg.kv_memory_bytes, &fwd.backend()));
   kv.set_scrub(cfg.scrub_kv);
-  auto parts = std::unique_ptr<Parts>(new Parts{std::move(kv), std::move(fwd), {}, {}});
+  auto parts = std::unique_ptr<Parts>(new Parts{std::move(own_pool), *host_pool, std::move(kv), std::move(fwd), {}, {}});
   std::unique_ptr<Engine> e(new Engine(model, tokenizer, cfg, std::move(parts), context));
   return e;
 }

@@ -178,6 +178,7 @@ class Engine final : public RequestQueue {
   struct Active;
   struct Choice;
   struct Parts;
+  struct Take;
 
   Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config,
          std::unique_ptr<Parts> parts, int64_t context);
@@ -199,10 +200,18 @@ class Engine final : public RequestQueue {
   void StartDecoding(const Active& a, Choice& c);
   // Whether the choice's next token is its logits' argmax and nothing else
   // reads them: its row goes in Batch::argmax_rows, and TakeArgMax takes
-  // the id instead of Sample drawing from the logits.
+  // the id instead of one drawn from the logits.
   bool TakesArgMax(const Active& a, const Choice& c) const;
+  // Draws the id of every take from a logits row, on the host's pool: each
+  // choice has its own sampler, and the draw reads nothing else that
+  // changes, so the rows' ids are those of drawing them one by one.
+  void DrawTokens(std::vector<Take>& takes);
+  // One choice's draw from its row (Sampler::kNoToken when none can be).
+  int32_t Draw(const Active& a, Choice& c, const float* logits) const;
+  // The step's tokens, in order: an argmax id, or a drawn one (a choice
+  // that could draw none ends with an error).
+  void EmitTakes(const std::vector<Take>& takes, int64_t now);
   void TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now);
-  void Sample(Active& a, Choice& c, const float* logits, int64_t now);
   // `logits` may be null when the request asks for no logprobs.
   void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);

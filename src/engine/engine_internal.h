@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "engine/engine.h"
 #include "engine/pooling.h"
 #include "engine/sampling.h"
@@ -43,6 +44,17 @@ struct Engine::Choice {
   bool finished = false;
   int64_t first_token_ns = -1;
   int64_t last_token_ns = -1;
+};
+
+// A token a choice takes from a step's output: row `row` of the argmax
+// ids, or an id drawn from row `row` of the logits (by DrawTokens, before
+// any token of the step is emitted).
+struct Engine::Take {
+  Active* a;
+  Choice* c;
+  bool argmax;
+  int64_t row;
+  int32_t drawn = 0;
 };
 
 struct Engine::Active {
@@ -83,9 +95,12 @@ struct Engine::Active {
   }
 };
 
-// What the engine thread owns besides its requests: the paged cache, the
-// forward context (backend and scratch), the last output and the batch.
+// What the engine thread owns besides its requests: the host's threads
+// (Engine::Create says whose), the paged cache, the forward context
+// (backend and scratch), the last output and the batch.
 struct Engine::Parts {
+  std::unique_ptr<ComputePool> own_pool;  // Null when the step gate's is used.
+  ComputePool& host_pool;
   PagedKvCache kv;
   ForwardContext fwd;
   ForwardOutput out;

@@ -317,8 +317,8 @@ bool Engine::Step() {
   }
   const absl::Status st = model_.Forward(batch, parts_->kv, parts_->fwd, parts_->out);
   if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(batch.size());
-  turn = StepGate::Turn();  // Given back before the results are handled.
   const int64_t now = clock_.NowNs();
+  std::vector<Take> takes;  // The tokens the step's outputs give, in order.
   if (!st.ok()) {
     // A bug or a bad request that slipped through: fail what was in the step.
     for (Slot& s : slots) {
@@ -348,16 +348,9 @@ bool Engine::Step() {
     for (const Output& o : outputs) {
       Active& a = *o.a;
       Choice& c = *o.c;
-      auto sample = [&](Choice& x) {
-        if (o.argmax) {
-          TakeArgMax(a, x, parts_->out.argmax[static_cast<size_t>(o.row)], now);
-        } else {
-          Sample(a, x, parts_->out.Row(o.row), now);
-        }
-      };
       if (!a.prompt_done) {
-        // The prompt is in: fork the other choices off it; all sample from
-        // this row.
+        // The prompt is in: fork the other choices off it; all take a token
+        // from this row.
         a.prompt_done = true;
         a.prompt_done_ns = now;
         metrics_.prompt_tokens_total.Add(a.request.prompt.size());
@@ -375,12 +368,17 @@ bool Engine::Step() {
           }
           a.choices.push_back(std::move(f));
         }
-        for (Choice& x : a.choices) sample(x);
+        for (Choice& x : a.choices) takes.push_back({&a, &x, o.argmax, o.row});
       } else {
-        sample(c);
+        takes.push_back({&a, &c, o.argmax, o.row});
       }
     }
+    DrawTokens(takes);
   }
+  // Given back once the rows are drawn (on the shared pool the turn
+  // holds), before the tokens are emitted.
+  turn = StepGate::Turn();
+  EmitTakes(takes, now);
   for (auto& a : active_) CompleteIfDone(*a);
   std::erase_if(active_, [](const std::unique_ptr<Active>& a) { return a->completed; });
   const int64_t step_end = clock_.NowNs();

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "engine/step_gate.h"
 #include "engine_test_util.h"
 #include "gguf/gguf_file.h"
 #include "kv/kv_cache.h"
@@ -180,6 +181,65 @@ TEST(EngineTest, SeededSamplingGivesTheSameTokensInAnyBatch) {
   EXPECT_EQ(alone.first, crowded.first);
   EXPECT_EQ(alone.second, crowded.second);
   EXPECT_NE(alone.first, alone.second) << "choices must draw with different seeds";
+}
+
+// The sampled rows of a step are drawn on the host's pool, several at once:
+// each choice still gets the tokens its own sampler draws from its own row,
+// as a plain loop over the model alone gives them. On an engine's own pool
+// and on a step gate's shared one, with argmax rows and a request of two
+// choices in the same steps.
+TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
+  struct Case {
+    SamplingParams params;
+    int32_t n = 1;
+    std::vector<int32_t> stop_ids;  // Held back until min_tokens: all of it.
+  };
+  auto params = [](float temperature, int32_t top_k, float top_p, float min_p, uint64_t seed) {
+    SamplingParams p;
+    p.temperature = temperature;
+    p.top_k = top_k;
+    p.top_p = top_p;
+    p.min_p = min_p;
+    p.seed = seed;
+    return p;
+  };
+  std::vector<Case> cases = {
+      {params(0.7f, 0, 1.0f, 0.0f, 11), 1, {}},     {params(1.0f, 20, 1.0f, 0.0f, 12), 1, {}},
+      {params(0.9f, 0, 0.8f, 0.0f, 13), 1, {}},     {params(1.2f, 0, 1.0f, 0.1f, 14), 1, {}},
+      {params(0.6f, 40, 0.9f, 0.0f, 15), 2, {}},    {params(1.0f, 0, 1.0f, 0.0f, 16), 1, {7, 42, 300}},
+      {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}},      {params(0.8f, 0, 1.0f, 0.0f, 17), 1, {}},
+  };
+  cases[7].params.repetition_penalty = 1.3f;
+  cases[7].params.frequency_penalty = 0.5f;
+  cases[7].params.penalty_last_n = -1;
+  constexpr int kTokens = 12;
+  for (const bool shared : {false, true}) {
+    EngineConfig cfg = SmallConfig();
+    cfg.threads = 4;
+    if (shared) cfg.step_gate = std::make_shared<StepGate>(3);
+    auto e = MakeEngine(cfg);
+    std::vector<std::shared_ptr<Recorder>> sinks;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      sinks.push_back(std::make_shared<Recorder>());
+      Request r = Greedy(Prompt(60 + static_cast<uint32_t>(i), 3 + 5 * i), kTokens, sinks.back());
+      r.options.sampling = cases[i].params;
+      r.options.n = cases[i].n;
+      r.options.stop_token_ids = cases[i].stop_ids;
+      if (!cases[i].stop_ids.empty()) r.options.min_tokens = kTokens;
+      ASSERT_TRUE(e->Submit(std::move(r)).accepted());
+    }
+    RunUntilIdle(*e);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::vector<int32_t> prompt = Prompt(60 + static_cast<uint32_t>(i), 3 + 5 * i);
+      for (int32_t choice = 0; choice < cases[i].n; ++choice) {
+        SamplingParams p = cases[i].params;
+        p.seed += static_cast<uint64_t>(choice);  // The engine seeds choice k with seed + k.
+        EXPECT_EQ(sinks[i]->ids[choice], ReferenceSampled(prompt, kTokens, p, cases[i].stop_ids))
+            << "request " << i << " choice " << choice << (shared ? " on the shared pool" : " on its own pool");
+      }
+    }
+    EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());
+  }
 }
 
 TEST(EngineTest, PrefixCacheComputesOnlyTheRestAndGivesTheSameTokens) {

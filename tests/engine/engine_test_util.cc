@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <random>
 
 #include "kv/kv_cache.h"
@@ -38,7 +39,12 @@ const Loaded& TinyModel() {
   return *loaded;
 }
 
-std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) {
+namespace {
+
+// Decodes n tokens after `prompt` on a contiguous cache, each picked from
+// the last row's logits by `pick(logits, tokens so far)`.
+template <typename Pick>
+std::vector<int32_t> ReferenceDecode(const std::vector<int32_t>& prompt, int n, Pick&& pick) {
   const Model& m = *TinyModel().model;
   const ModelConfig& c = m.config();
   auto cache = KvCache::Create({c.n_layer, c.kv_dim(), 1, 512, TensorType::kF16}, uint64_t{1} << 30);
@@ -46,18 +52,35 @@ std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) 
   ForwardOutput out;
   Batch b;
   for (size_t i = 0; i < prompt.size(); ++i) b.Add(prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size());
-  std::vector<int32_t> result;
-  int32_t pos = static_cast<int32_t>(prompt.size());
+  std::vector<int32_t> tokens = prompt;
   for (int step = 0; step < n; ++step) {
     EXPECT_TRUE(m.Forward(b, *cache, ctx, out).ok());
-    const float* row = out.Row(0);
-    int32_t best = 0;
-    for (int32_t i = 1; i < c.n_vocab; ++i) best = row[i] > row[best] ? i : best;
-    result.push_back(best);
+    std::vector<float> row(out.Row(0), out.Row(0) + c.n_vocab);
+    const int32_t next = pick(row, tokens);
+    tokens.push_back(next);
     b = Batch();
-    b.Add(best, pos++, 0, true);
+    b.Add(next, static_cast<int32_t>(tokens.size()) - 1, 0, true);
   }
-  return result;
+  return {tokens.begin() + static_cast<std::ptrdiff_t>(prompt.size()), tokens.end()};
+}
+
+}  // namespace
+
+std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) {
+  return ReferenceDecode(prompt, n, [](const std::vector<float>& row, const std::vector<int32_t>&) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < static_cast<int32_t>(row.size()); ++i) best = row[i] > row[best] ? i : best;
+    return best;
+  });
+}
+
+std::vector<int32_t> ReferenceSampled(const std::vector<int32_t>& prompt, int n, const SamplingParams& params,
+                                      const std::vector<int32_t>& masked) {
+  Sampler sampler(params);
+  return ReferenceDecode(prompt, n, [&](std::vector<float>& row, const std::vector<int32_t>& tokens) {
+    for (int32_t id : masked) row[static_cast<size_t>(id)] = -INFINITY;
+    return sampler.Sample(row, tokens);
+  });
 }
 
 std::vector<int32_t> Prompt(uint32_t seed, size_t n) {

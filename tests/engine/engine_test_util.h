@@ -11,6 +11,7 @@
 
 #include "engine/engine.h"
 #include "engine/request.h"
+#include "engine/sampling.h"
 #include "model/model.h"
 #include "text/tokenizer.h"
 
@@ -63,6 +64,12 @@ struct Recorder final : RequestSink {
 // a contiguous cache (no engine, no paging): the reference the engine's
 // tokens are compared with.
 std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n);
+
+// Sampled decoding of TinyModel the same way, one Sampler over the
+// prompt and the tokens so far (as the engine seeds a request's first
+// choice); ids in `masked` are -inf before the sampler sees the row.
+std::vector<int32_t> ReferenceSampled(const std::vector<int32_t>& prompt, int n, const SamplingParams& params,
+                                      const std::vector<int32_t>& masked = {});
 
 // `n` token ids drawn from the vocabulary by `seed`.
 std::vector<int32_t> Prompt(uint32_t seed, size_t n);
