@@ -1,9 +1,10 @@
 // Workbench for the per-row kernels that have an ISA twin each: the
-// activation quantizers (Q8_0, Q8_K), the SiLU gate and the attention
-// group ops (one F16 key or value row against the 8 query heads of a
-// TinyLlama GQA group), for every variant this CPU runs. Each variant is
-// first checked against its scalar twin, bit for bit, on the same inputs;
-// one that differs is reported as an error, not timed.
+// activation quantizers (Q8_0, Q8_K), the SiLU gate, the attention group
+// ops (one F16 key or value row against the 8 query heads of a TinyLlama
+// GQA group) and a greedy row's argmax, for every variant this CPU runs.
+// Each variant is first checked against its scalar twin (bit for bit; the
+// argmax, the same index) on the same inputs; one that differs is
+// reported as an error, not timed.
 //
 //   build/bench/row_ops_bench [--benchmark_filter=silu]
 #include <benchmark/benchmark.h>
@@ -14,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/argmax.h"
 #include "kernels/activation_quantize.h"
+#include "kernels/argmax_row.h"
 #include "kernels/attention_ops.h"
 #include "kernels/cpu_features.h"
 #include "kernels/float16.h"
@@ -118,6 +121,21 @@ void BM_AttentionGroup(benchmark::State& state, KernelIsa isa) {
       benchmark::Counter::kIs1000);
 }
 
+// A greedy row's argmax over Llama's 32 k and Qwen's 152 k ids (logits
+// N(0, 2): one largest, anywhere; the row stays in cache between passes).
+void BM_ArgMax(benchmark::State& state, KernelIsa isa) {
+  const int64_t n = state.range(0);
+  std::vector<float> x = Normal(n, 6);
+  for (float& v : x) v *= 2;
+  const ArgMaxRowFn fn = ArgMaxRowFor(isa);
+  if (fn(x.data(), n) != ArgMaxRow(x.data(), n)) {
+    state.SkipWithError("differs from the scan");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(fn(x.data(), n));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 4);
+}
+
 void Register() {
   for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
     if (!CpuSupports(isa)) continue;
@@ -126,6 +144,7 @@ void Register() {
     benchmark::RegisterBenchmark(("quantize_q8_k/" + name).c_str(), BM_Quantize<BlockQ8_K>, isa);
     benchmark::RegisterBenchmark(("silu_mul/" + name).c_str(), BM_Silu, isa);
     benchmark::RegisterBenchmark(("attention_group_f16/" + name).c_str(), BM_AttentionGroup, isa);
+    benchmark::RegisterBenchmark(("argmax/" + name).c_str(), BM_ArgMax, isa)->Arg(32000)->Arg(151936);
   }
 }
 

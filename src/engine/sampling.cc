@@ -8,7 +8,6 @@
 #include <limits>
 #include <utility>
 
-#include "core/argmax.h"
 #include "core/check.h"
 #include "core/str_cat.h"
 #include "model/logit_math.h"
@@ -107,8 +106,8 @@ int32_t Sampler::Sample(std::span<float> logits,
 
   candidates_.clear();
   if (params_.temperature == 0.0f) {
-    // The same scan as a device's ArgMax: the engine takes either.
-    return ArgMaxRow(logits.data(), static_cast<int64_t>(logits.size()));
+    // The same answer as a device's ArgMax: the engine takes either.
+    return ArgMaxOfLogits(logits.data(), static_cast<int64_t>(logits.size()));
   }
 
   const size_t k = static_cast<size_t>(params_.top_k);

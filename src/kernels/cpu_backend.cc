@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/argmax.h"
 #include "core/check.h"
 #include "core/thread_pool.h"
 #include "kernels/activation_quantize.h"
@@ -22,6 +21,7 @@
 #include "kernels/kv_row_encode.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quantize.h"
+#include "kernels/argmax_row.h"
 #include "kernels/silu.h"
 #include "kernels/vec_dot.h"
 
@@ -220,7 +220,7 @@ class CpuBackend final : public Backend {
 
   void ArgMax(const float* x, int64_t n, int64_t n_rows, int32_t* out) override {
     SWIFTLET_CHECK(n > 0);
-    for (int64_t t = 0; t < n_rows; ++t) out[t] = ArgMaxRow(x + t * n, n);
+    ForEachRow(n_rows, n, [&](int64_t t) { out[t] = argmax_row_(x + t * n, n); });
   }
 
   void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) override {
@@ -494,6 +494,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ComputePool> owned_pool_;  // Null when the pool is shared.
   ComputePool& pool_;
   const SiluMulFn silu_mul_ = SiluMulFor(ChosenKernelIsa());
+  const ArgMaxRowFn argmax_row_ = ArgMaxRowFor(ChosenKernelIsa());
   RopeAngles rope_angles_;
   PreparedActs acts_[kMaxJobs];
   size_t used_acts_ = 0;

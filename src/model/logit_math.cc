@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/argmax_row.h"
 #include "kernels/attention_ops.h"
 #include "kernels/cpu_features.h"
 
@@ -34,6 +35,11 @@ float ExpOfLogitsInPlace(float* x, int64_t n, float temperature) {
   // lanes (any head dimension that is a multiple of 16 picks the SIMD ops).
   (void)AttentionOpsFor(ChosenKernelIsa(), 16).softmax_weights(x, n, 0.0f);
   return max;
+}
+
+int32_t ArgMaxOfLogits(const float* x, int64_t n) {
+  static const ArgMaxRowFn argmax = ArgMaxRowFor(ChosenKernelIsa());
+  return argmax(x, n);
 }
 
 }  // namespace swiftlet

@@ -1,6 +1,6 @@
 // Host math on a row of logits the model returned, for the engine's
-// sampler: the exponentials on the kernels' SIMD exp (the engine does not
-// reach the kernels itself).
+// sampler: the exponentials and the argmax on the kernels' SIMD code (the
+// engine does not reach the kernels itself).
 #pragma once
 
 #include <cstdint>
@@ -15,5 +15,10 @@ namespace swiftlet {
 // within 2 ulp (kernels/kernel_exp.h), the same bits on every ISA. Returns
 // max: -inf when every x is -inf or NaN. n >= 1, temperature > 0.
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
+
+// ArgMaxRow's answer (core/argmax.h: the first index of the largest
+// non-NaN value, 0 when x[0] is NaN) on this CPU's SIMD twin
+// (kernels/argmax_row.h). n >= 1.
+int32_t ArgMaxOfLogits(const float* x, int64_t n);
 
 }  // namespace swiftlet

@@ -16,7 +16,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/argmax_row.h"
 #include "kernels/backend.h"
+#include "kernels/cpu_features.h"
 
 namespace swiftlet {
 namespace {
@@ -101,33 +103,85 @@ int32_t KernelOrder(const float* row, int64_t n, int threads) {
   return ArgMaxOfBest(firsts[0], row[0]);
 }
 
+// Rows of length n whose answers are hard: values from a few levels, so
+// most rows have ties for the largest far apart, with NaNs and infinities
+// sprinkled in (NaN at index 0 too); some rows without a +inf, so the
+// finite maximum decides, and some without a NaN or infinity at all.
+std::vector<std::vector<float>> HardRows(int64_t n, int count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const float levels[] = {-kInf, -3, -1, -0.0f, 0.0f, 2, 2.5f};
+  std::uniform_int_distribution<int> level(0, 6);
+  std::uniform_int_distribution<int> rare(0, 99);
+  std::normal_distribution<float> normal(0, 2);
+  std::vector<std::vector<float>> rows;
+  for (int trial = 0; trial < count; ++trial) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) {
+      const int r = rare(rng);
+      v = r == 0 ? kNan : r == 1 ? kInf : levels[level(rng)];
+    }
+    if (trial % 3 == 0) {
+      for (float& v : x) {
+        if (v == kInf) v = 1;
+      }
+    }
+    if (trial % 5 == 2) {
+      for (float& v : x) v = normal(rng);  // Logits: one largest, anywhere.
+    }
+    if (trial % 4 == 1) x[0] = kNan;
+    rows.push_back(std::move(x));
+  }
+  return rows;
+}
+
+const std::vector<int64_t>& HardLengths() {
+  static const std::vector<int64_t> lengths = {1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 511, 512, 513,
+                                               4096, 32000 + 7, 151936};
+  return lengths;
+}
+
 TEST(ArgMaxTest, TheKernelsMergeOrderGivesTheScansAnswer) {
   for (const KnownRow& row : KnownRows()) {
     EXPECT_EQ(KernelOrder(row.x.data(), static_cast<int64_t>(row.x.size()), 512), row.want);
   }
-  // Values from a few levels, so most rows have ties for the largest far
-  // apart, with NaNs and infinities sprinkled in (NaN at index 0 too).
-  std::mt19937 rng(7);
-  const float levels[] = {-kInf, -3, -1, -0.0f, 0.0f, 2, 2.5f};
-  std::uniform_int_distribution<int> level(0, 6);
-  std::uniform_int_distribution<int> rare(0, 99);
-  for (int64_t n : {1, 2, 31, 32, 33, 511, 512, 513, 4096, 32000 + 7, 151936}) {
-    for (int trial = 0; trial < 12; ++trial) {
-      std::vector<float> x(static_cast<size_t>(n));
-      for (float& v : x) {
-        const int r = rare(rng);
-        v = r == 0 ? kNan : r == 1 ? kInf : levels[level(rng)];
-      }
-      // Some rows without a +inf, so the finite maximum decides.
-      if (trial % 3 == 0) {
-        for (float& v : x) {
-          if (v == kInf) v = 1;
-        }
-      }
-      if (trial % 4 == 1) x[0] = kNan;
+  for (int64_t n : HardLengths()) {
+    for (const std::vector<float>& x : HardRows(n, 12, 7)) {
       const int32_t want = ArgMaxRow(x.data(), n);
       for (int threads : {32, 512, 1024}) {
-        ASSERT_EQ(KernelOrder(x.data(), n, threads), want) << "n " << n << " trial " << trial << " threads " << threads;
+        ASSERT_EQ(KernelOrder(x.data(), n, threads), want) << "n " << n << " threads " << threads;
+      }
+    }
+  }
+}
+
+// The CPU's SIMD twins (kernels/argmax_row.h), on every ISA this CPU has,
+// against the scan: the known rows, each also with its largest value moved
+// to every place in a row of up to 70 (every lane and every tail), and the
+// hard rows.
+TEST(ArgMaxTest, EverySimdTwinGivesTheScansAnswer) {
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!CpuSupports(isa)) continue;  // not on this CPU
+    const ArgMaxRowFn argmax = ArgMaxRowFor(isa);
+    for (size_t r = 0; r < KnownRows().size(); ++r) {
+      const KnownRow& row = KnownRows()[r];
+      EXPECT_EQ(argmax(row.x.data(), static_cast<int64_t>(row.x.size())), row.want)
+          << KernelIsaName(isa) << " row " << r;
+    }
+    for (int64_t n = 1; n <= 70; ++n) {
+      for (int64_t at = 0; at < n; ++at) {
+        for (float other : {-1.0f, -kInf, kNan}) {
+          std::vector<float> x(static_cast<size_t>(n), other);
+          if (other != other) x[0] = -1;  // Not a NaN at 0: the scan would stay there.
+          x[static_cast<size_t>(at)] = 3;
+          if (at + 1 < n) x.back() = 3;  // A tie later: the first one wins.
+          ASSERT_EQ(argmax(x.data(), n), ArgMaxRow(x.data(), n))
+              << KernelIsaName(isa) << " n " << n << " at " << at << " other " << other;
+        }
+      }
+    }
+    for (int64_t n : HardLengths()) {
+      for (const std::vector<float>& x : HardRows(n, 15, 11)) {
+        ASSERT_EQ(argmax(x.data(), n), ArgMaxRow(x.data(), n)) << KernelIsaName(isa) << " n " << n;
       }
     }
   }
