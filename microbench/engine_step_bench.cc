@@ -1,5 +1,5 @@
 // One decode step of the engine at batch B, every sequence sampled
-// (temperature 0.8, the whole row) or greedy, on a model whose forward is
+// (temperature 0.8, the whole row; with or without logprobs) or greedy, on a model whose forward is
 // next to nothing (64 wide, one layer, Q8_0) and whose vocabulary is a real
 // one's (Llama's 32 k ids, DeepSeek's 102 k): the step is then mostly the
 // output matmul and what the engine does with each row. The sampled minus
@@ -63,7 +63,8 @@ struct NullSink final : RequestSink {
   void OnComplete(const Usage&, const Timings&) override {}
 };
 
-// Args: vocabulary (0: 32 k, 1: 102 k), batch, threads, sampled (0/1).
+// Args: vocabulary (0: 32 k, 1: 102 k), batch, threads, sampled (0:
+// greedy, 1: sampled, 2: sampled with logprobs, the top 5).
 void BM_DecodeStep(benchmark::State& state) {
   const Loaded& l = ModelWithVocab(static_cast<int>(state.range(0)));
   const int batch = static_cast<int>(state.range(1));
@@ -79,6 +80,7 @@ void BM_DecodeStep(benchmark::State& state) {
     Request r;
     r.prompt = {1, static_cast<int32_t>(100 + i), 200, 300};
     r.options.sampling.temperature = state.range(3) != 0 ? 0.8f : 0.0f;
+    if (state.range(3) == 2) r.options.top_logprobs = 5;
     r.options.sampling.seed = static_cast<uint64_t>(i);
     r.options.max_tokens = 4000;
     r.options.ignore_eos = true;
@@ -95,7 +97,7 @@ void BM_DecodeStep(benchmark::State& state) {
 
 BENCHMARK(BM_DecodeStep)
     ->ArgNames({"vocab", "batch", "threads", "sampled"})
-    ->ArgsProduct({{0, 1}, {1, 8, 32}, {1, 2}, {0, 1}})
+    ->ArgsProduct({{0, 1}, {1, 8, 32}, {1, 2}, {0, 1, 2}})
     ->Iterations(300)
     ->Unit(benchmark::kMicrosecond);
 

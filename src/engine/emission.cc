@@ -116,10 +116,7 @@ void Engine::DrawTokens(std::vector<Take>& takes) {
     StartDecoding(*t.a, *t.c);
     draws.push_back(&t);
   }
-  auto draw = [&](int64_t i) {
-    Take& t = *draws[static_cast<size_t>(i)];
-    t.drawn = Draw(*t.a, *t.c, parts_->out.Row(t.row));
-  };
+  auto draw = [&](int64_t i) { Draw(*draws[static_cast<size_t>(i)]); };
   const auto n = static_cast<int64_t>(draws.size());
   if (n > 1 && parts_->host_pool.threads() > 1) {
     parts_->host_pool.Run(n, draw);
@@ -128,12 +125,14 @@ void Engine::DrawTokens(std::vector<Take>& takes) {
   }
 }
 
-int32_t Engine::Draw(const Active& a, Choice& c, const float* logits) const {
+void Engine::Draw(Take& t) const {
+  const Choice& c = *t.c;
   const int64_t n_vocab = model_.config().n_vocab;
+  const float* logits = parts_->out.Row(t.row);
   // One per thread of the pool: the sampler truncates its row in place.
   thread_local std::vector<float> scratch;
   scratch.assign(logits, logits + n_vocab);
-  const RequestOptions& o = a.request.options;
+  const RequestOptions& o = t.a->request.options;
   if (c.n_output < o.min_tokens) {
     // Too early to end: the ids that would end the choice cannot be drawn.
     if (!o.ignore_eos) {
@@ -145,7 +144,10 @@ int32_t Engine::Draw(const Active& a, Choice& c, const float* logits) const {
       if (id >= 0 && id < n_vocab) scratch[id] = -INFINITY;
     }
   }
-  return c.sampler->Sample(scratch, c.tokens);
+  t.drawn = c.sampler->Sample(scratch, c.tokens);
+  if (o.top_logprobs >= 0 && t.drawn != Sampler::kNoToken) {
+    t.logprobs = ComputeLogprobs({logits, static_cast<size_t>(n_vocab)}, t.drawn, o.top_logprobs, scratch);
+  }
 }
 
 void Engine::EmitTakes(const std::vector<Take>& takes, int64_t now) {
@@ -159,12 +161,12 @@ void Engine::EmitTakes(const std::vector<Take>& takes, int64_t now) {
                    "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from "
                    "a broken model)");
     } else {
-      EmitToken(*t.a, *t.c, t.drawn, parts_->out.Row(t.row), now);
+      EmitToken(*t.a, *t.c, t.drawn, t.logprobs ? &*t.logprobs : nullptr, now);
     }
   }
 }
 
-void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now) {
+void Engine::EmitToken(Active& a, Choice& c, int32_t id, const TokenLogprobs* logprobs, int64_t now) {
   const RequestOptions& o = a.request.options;
   a.completion_tokens += 1;
   const bool eog = !o.ignore_eos && tokenizer_.IsEog(id);
@@ -191,25 +193,9 @@ void Engine::EmitToken(Active& a, Choice& c, int32_t id, const float* logits, in
   }
   c.last_token_ns = now;
   ev.ids.push_back(id);
-  if (o.top_logprobs >= 0) {
-    const int64_t n_vocab = model_.config().n_vocab;
-    float max = -INFINITY;
-    for (int64_t i = 0; i < n_vocab; ++i) max = std::max(max, logits[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
-    const float log_z = max + static_cast<float>(std::log(sum));
-    ev.chosen.push_back({id, logits[id] - log_z});
-    std::vector<TokenLogprob> top;
-    if (o.top_logprobs > 0) {
-      std::vector<int32_t> ids(static_cast<size_t>(n_vocab));
-      for (int32_t i = 0; i < n_vocab; ++i) ids[i] = i;
-      const size_t k = std::min<size_t>(static_cast<size_t>(o.top_logprobs), ids.size());
-      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t x, int32_t y) {
-        return logits[x] != logits[y] ? logits[x] > logits[y] : x < y;
-      });
-      for (size_t i = 0; i < k; ++i) top.push_back({ids[i], logits[ids[i]] - log_z});
-    }
-    ev.top.push_back(std::move(top));
+  if (logprobs != nullptr) {
+    ev.chosen.push_back(logprobs->chosen);
+    ev.top.push_back(logprobs->top);
   }
   StopMatcher::Result r = c.stop->Push(c.detok->Push(id));
   ev.text = r.emit;

@@ -50,6 +50,7 @@ namespace swiftlet {
 class Model;      // model/model.h
 struct ComputeDevice;  // model/forward_context.h
 class StepGate;   // engine/step_gate.h
+struct TokenLogprobs;  // engine/logprobs.h
 class Tokenizer;  // text/tokenizer.h
 
 struct EngineConfig {
@@ -202,18 +203,20 @@ class Engine final : public RequestQueue {
   // reads them: its row goes in Batch::argmax_rows, and TakeArgMax takes
   // the id instead of one drawn from the logits.
   bool TakesArgMax(const Active& a, const Choice& c) const;
-  // Draws the id of every take from a logits row, on the host's pool: each
-  // choice has its own sampler, and the draw reads nothing else that
-  // changes, so the rows' ids are those of drawing them one by one.
+  // Draws the id of every take from a logits row (and its logprobs), on
+  // the host's pool: each choice has its own sampler, and the draw reads
+  // nothing else that changes, so the rows' ids are those of drawing them
+  // one by one.
   void DrawTokens(std::vector<Take>& takes);
-  // One choice's draw from its row (Sampler::kNoToken when none can be).
-  int32_t Draw(const Active& a, Choice& c, const float* logits) const;
+  // One take's draw from its row: Take::drawn (Sampler::kNoToken when none
+  // can be) and Take::logprobs.
+  void Draw(Take& t) const;
   // The step's tokens, in order: an argmax id, or a drawn one (a choice
   // that could draw none ends with an error).
   void EmitTakes(const std::vector<Take>& takes, int64_t now);
   void TakeArgMax(Active& a, Choice& c, int32_t id, int64_t now);
-  // `logits` may be null when the request asks for no logprobs.
-  void EmitToken(Active& a, Choice& c, int32_t id, const float* logits, int64_t now);
+  // `logprobs`: null when the request asks for none.
+  void EmitToken(Active& a, Choice& c, int32_t id, const TokenLogprobs* logprobs, int64_t now);
   void FinishChoice(Active& a, Choice& c, FinishReason reason, const std::string& message);
   void CompleteIfDone(Active& a);
   void ForkBranches(Active& a, int64_t now);

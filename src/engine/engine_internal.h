@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "engine/engine.h"
+#include "engine/logprobs.h"
 #include "engine/pooling.h"
 #include "engine/sampling.h"
 #include "engine/stop_matcher.h"
@@ -48,13 +50,15 @@ struct Engine::Choice {
 
 // A token a choice takes from a step's output: row `row` of the argmax
 // ids, or an id drawn from row `row` of the logits (by DrawTokens, before
-// any token of the step is emitted).
+// any token of the step is emitted), with its logprobs when the request
+// asks for them.
 struct Engine::Take {
   Active* a;
   Choice* c;
   bool argmax;
   int64_t row;
   int32_t drawn = 0;
+  std::optional<TokenLogprobs> logprobs;
 };
 
 struct Engine::Active {

@@ -368,9 +368,9 @@ bool Engine::Step() {
           }
           a.choices.push_back(std::move(f));
         }
-        for (Choice& x : a.choices) takes.push_back({&a, &x, o.argmax, o.row});
+        for (Choice& x : a.choices) takes.push_back({&a, &x, o.argmax, o.row, 0, {}});
       } else {
-        takes.push_back({&a, &c, o.argmax, o.row});
+        takes.push_back({&a, &c, o.argmax, o.row, 0, {}});
       }
     }
     DrawTokens(takes);

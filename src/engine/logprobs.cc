@@ -1,0 +1,63 @@
+#include "engine/logprobs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+#include "model/logit_math.h"
+
+namespace swiftlet {
+
+namespace {
+
+// The `k` largest non-NaN logits, largest first and ties in order of id, by
+// one pass that keeps them sorted: a logit enters only when it beats the
+// k-th so far (strictly, so an equal one after it keeps its lower id out),
+// which after the first few thousand ids is rare; k is at most a few tens.
+std::vector<TokenLogprob> TopIds(std::span<const float> logits, size_t k) {
+  std::vector<TokenLogprob> top;
+  if (k == 0) return top;
+  top.reserve(k + 1);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float v = logits[i];
+    if (std::isnan(v)) continue;
+    if (top.size() == k && !(v > top.back().logprob)) continue;
+    // After every kept value at least as large: equal values keep id order.
+    auto at = std::upper_bound(top.begin(), top.end(), v,
+                               [](float x, const TokenLogprob& t) { return x > t.logprob; });
+    top.insert(at, {static_cast<int32_t>(i), v});
+    if (top.size() > k) top.pop_back();
+  }
+  return top;
+}
+
+}  // namespace
+
+TokenLogprobs ComputeLogprobs(std::span<const float> logits, int32_t chosen, int32_t top,
+                              std::vector<float>& scratch) {
+  SWIFTLET_CHECK(!logits.empty() && chosen >= 0 && static_cast<size_t>(chosen) < logits.size() && top >= 0);
+  const auto n = static_cast<int64_t>(logits.size());
+  scratch.assign(logits.begin(), logits.end());
+  // e^(x - max) in place (0 for NaN), then their sum in four chains.
+  const float max = ExpOfLogitsInPlace(scratch.data(), n, 1.0f);
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  const int64_t whole = n - n % 4;
+  for (int64_t i = 0; i < whole; i += 4) {
+    s0 += scratch[i];
+    s1 += scratch[i + 1];
+    s2 += scratch[i + 2];
+    s3 += scratch[i + 3];
+  }
+  for (int64_t i = whole; i < n; ++i) s0 += scratch[i];
+  // log Z = max + log(sum); every logprob is x - log Z, in double so that
+  // a logit far below the max keeps its digits.
+  const double log_z = static_cast<double>(max) + std::log((s0 + s1) + (s2 + s3));
+  auto logprob = [log_z](float x) { return static_cast<float>(static_cast<double>(x) - log_z); };
+  TokenLogprobs out;
+  out.chosen = {chosen, logprob(logits[static_cast<size_t>(chosen)])};
+  out.top = TopIds(logits, static_cast<size_t>(top));
+  for (TokenLogprob& t : out.top) t.logprob = logprob(t.logprob);
+  return out;
+}
+
+}  // namespace swiftlet
