@@ -61,14 +61,22 @@ Json Utf8Bytes(const std::string& s) {
   return bytes;
 }
 
+// JSON has no -inf or NaN (nlohmann writes null, which clients reject):
+// a token with no probability (a masked or broken logit) gets OpenAI's
+// -9999.0, and nothing is reported below it.
+double LogprobForJson(double logprob) {
+  constexpr double kFloor = -9999.0;
+  return logprob >= kFloor ? logprob : kFloor;  // NaN too.
+}
+
 Json CompletionLogprobsToJson(const std::vector<TokenLogprob>& lps) {
   Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array(),
        offsets = Json::array();
   for (const TokenLogprob& lp : lps) {
     tokens.push_back(lp.token);
-    token_logprobs.push_back(lp.logprob);
+    token_logprobs.push_back(LogprobForJson(lp.logprob));
     Json alternatives = Json::object();
-    for (const TopLogprob& t : lp.top) alternatives[t.token] = t.logprob;
+    for (const TopLogprob& t : lp.top) alternatives[t.token] = LogprobForJson(t.logprob);
     top.push_back(std::move(alternatives));
     offsets.push_back(lp.text_offset);
   }
@@ -83,10 +91,10 @@ Json ChatLogprobsToJson(const std::vector<TokenLogprob>& lps) {
   for (const TokenLogprob& lp : lps) {
     Json top = Json::array();
     for (const TopLogprob& t : lp.top) {
-      top.push_back({{"token", t.token}, {"logprob", t.logprob}, {"bytes", Utf8Bytes(t.token)}});
+      top.push_back({{"token", t.token}, {"logprob", LogprobForJson(t.logprob)}, {"bytes", Utf8Bytes(t.token)}});
     }
     content.push_back({{"token", lp.token},
-                       {"logprob", lp.logprob},
+                       {"logprob", LogprobForJson(lp.logprob)},
                        {"bytes", Utf8Bytes(lp.token)},
                        {"top_logprobs", std::move(top)}});
   }

@@ -1,6 +1,7 @@
-// Emission on the engine thread: sampling a choice's next token, stop rules
-// and the incremental detokenizer, token events to the request's sink, and
-// the finish and completion of choices and requests.
+// Emission: drawing the choices' next tokens (on the host pool, several
+// rows at once), then on the engine thread stop rules and the incremental
+// detokenizer, token events to the request's sink, and the finish and
+// completion of choices and requests.
 #include <algorithm>
 #include <cmath>
 

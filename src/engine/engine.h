@@ -80,8 +80,9 @@ struct EngineConfig {
   bool scrub_kv = false;
   const Clock* clock = nullptr;       // null: SystemClock()
   // Several engines (one per model) on one machine: null, the engine owns a
-  // compute pool of `threads`; else it runs its forward passes on the
-  // gate's shared pool, one engine at a time, most urgent step first
+  // compute pool of `threads` (its CPU forward passes and, on any device,
+  // the draws of its sampled rows); else it runs those on the gate's
+  // shared pool, one engine's step at a time, most urgent step first
   // (`threads` is then ignored). Must outlive the engine.
   std::shared_ptr<StepGate> step_gate;
   // Called after every forward pass with its token count, before the clock

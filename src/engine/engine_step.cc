@@ -321,6 +321,7 @@ bool Engine::Step() {
   std::vector<Take> takes;  // The tokens the step's outputs give, in order.
   if (!st.ok()) {
     // A bug or a bad request that slipped through: fail what was in the step.
+    turn = StepGate::Turn();  // Nothing to draw.
     for (Slot& s : slots) {
       if (s.c->feed > 0 && !s.c->finished) FinishChoice(*s.a, *s.c, FinishReason::kError, std::string(st.message()));
     }
@@ -376,7 +377,9 @@ bool Engine::Step() {
     DrawTokens(takes);
   }
   // Given back once the rows are drawn (on the shared pool the turn
-  // holds), before the tokens are emitted.
+  // holds), before the tokens are emitted. (The bookkeeping above, which
+  // the draws need first, runs under it too: a few µs, and the sinks of
+  // embeddings that finished.)
   turn = StepGate::Turn();
   EmitTakes(takes, now);
   for (auto& a : active_) CompleteIfDone(*a);

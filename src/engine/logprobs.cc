@@ -50,9 +50,20 @@ TokenLogprobs ComputeLogprobs(std::span<const float> logits, int32_t chosen, int
   }
   for (int64_t i = whole; i < n; ++i) s0 += scratch[i];
   // log Z = max + log(sum); every logprob is x - log Z, in double so that
-  // a logit far below the max keeps its digits.
+  // a logit far below the max keeps its digits. A broken model's rows: with
+  // a +inf logit the +inf ids share all the mass; with none above -inf no
+  // id has any; a NaN logit has none either way.
   const double log_z = static_cast<double>(max) + std::log((s0 + s1) + (s2 + s3));
-  auto logprob = [log_z](float x) { return static_cast<float>(static_cast<double>(x) - log_z); };
+  double inf_logprob = -INFINITY;  // An id at +inf, when the max is +inf.
+  if (max == INFINITY) {
+    const auto at_inf = std::count(logits.begin(), logits.end(), INFINITY);
+    inf_logprob = -std::log(static_cast<double>(at_inf));
+  }
+  auto logprob = [&](float x) -> float {
+    if (std::isnan(x) || max == -INFINITY) return -INFINITY;
+    if (max == INFINITY) return static_cast<float>(x == INFINITY ? inf_logprob : -INFINITY);
+    return static_cast<float>(static_cast<double>(x) - log_z);
+  };
   TokenLogprobs out;
   out.chosen = {chosen, logprob(logits[static_cast<size_t>(chosen)])};
   out.top = TopIds(logits, static_cast<size_t>(top));

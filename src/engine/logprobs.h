@@ -3,9 +3,12 @@
 // distribution (the softmax of the raw logits: before penalties,
 // temperature, truncation or min_tokens' masks, as OpenAI reports them).
 //
-// A NaN logit has probability 0 (as the sampler never draws one) and is
-// never among the top ids; the sum runs in double over exps of float
-// (within 2 ulp each), so a logprob is within ~1e-6 of the exact one.
+// A NaN logit has probability 0 (logprob -inf; a greedy row can still
+// take one, where the first logit is NaN) and is never among the top ids.
+// A row with a +inf logit gives those ids the mass in equal shares, and
+// one with none above -inf gives every id -inf: never a NaN. The sum runs
+// in double over exps of float (within 2 ulp each), so a logprob is within
+// ~1e-6 of the exact one.
 #pragma once
 
 #include <cstdint>

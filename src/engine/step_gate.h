@@ -9,7 +9,8 @@
 // prefill due in 400 ms is not held back by another model's decodes due
 // every 100 ms beyond its deadline.
 //
-// Thread-safe. A Turn is held for one forward pass and released by its
+// Thread-safe. A Turn is held for one step's forward pass and the draws
+// of its sampled rows (which run on the same pool), and released by its
 // destructor.
 #pragma once
 

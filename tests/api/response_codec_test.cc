@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 namespace swiftlet::api {
 namespace {
 
@@ -77,6 +79,25 @@ TEST(ResponseCodecTest, ChatShapes) {
   CompletionResponse no_usage = Sample(ResponseKind::kChatCompletionChunk);
   no_usage.usage.reset();
   EXPECT_FALSE(json::parse(SerializeCompletionResponse(no_usage)).contains("usage"));
+}
+
+// JSON has no -inf or NaN: a token without probability is OpenAI's -9999.0
+// in both shapes, never null.
+TEST(ResponseCodecTest, LogprobsWithoutProbabilityAreMinus9999) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (ResponseKind kind : {ResponseKind::kCompletion, ResponseKind::kChatCompletion}) {
+    CompletionResponse r = Sample(kind);
+    r.choices[0].logprobs = std::vector<TokenLogprob>{{"a", -inf, {{"a", -inf}, {"b", nan}, {"c", -12345.0}}, 0}};
+    const json j = json::parse(SerializeCompletionResponse(r));
+    const json& lp = j["choices"][0]["logprobs"];
+    if (kind == ResponseKind::kCompletion) {
+      EXPECT_EQ(lp["token_logprobs"], json({-9999.0}));
+      EXPECT_EQ(lp["top_logprobs"][0], json({{"a", -9999.0}, {"b", -9999.0}, {"c", -9999.0}}));
+    } else {
+      EXPECT_EQ(lp["content"][0]["logprob"], -9999.0);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(lp["content"][0]["top_logprobs"][i]["logprob"], -9999.0) << i;
+    }
+  }
 }
 
 TEST(ResponseCodecTest, CompletionsRoundTrip) {

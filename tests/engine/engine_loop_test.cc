@@ -193,6 +193,7 @@ TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
     SamplingParams params;
     int32_t n = 1;
     std::vector<int32_t> stop_ids;  // Held back until min_tokens: all of it.
+    int32_t top_logprobs = -1;
   };
   auto params = [](float temperature, int32_t top_k, float top_p, float min_p, uint64_t seed) {
     SamplingParams p;
@@ -204,10 +205,11 @@ TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
     return p;
   };
   std::vector<Case> cases = {
-      {params(0.7f, 0, 1.0f, 0.0f, 11), 1, {}},     {params(1.0f, 20, 1.0f, 0.0f, 12), 1, {}},
-      {params(0.9f, 0, 0.8f, 0.0f, 13), 1, {}},     {params(1.2f, 0, 1.0f, 0.1f, 14), 1, {}},
-      {params(0.6f, 40, 0.9f, 0.0f, 15), 2, {}},    {params(1.0f, 0, 1.0f, 0.0f, 16), 1, {7, 42, 300}},
-      {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}},      {params(0.8f, 0, 1.0f, 0.0f, 17), 1, {}},
+      {params(0.7f, 0, 1.0f, 0.0f, 11), 1, {}, -1},      {params(1.0f, 20, 1.0f, 0.0f, 12), 1, {}, 3},
+      {params(0.9f, 0, 0.8f, 0.0f, 13), 1, {}, -1},      {params(1.2f, 0, 1.0f, 0.1f, 14), 1, {}, -1},
+      {params(0.6f, 40, 0.9f, 0.0f, 15), 2, {}, -1},     {params(1.0f, 0, 1.0f, 0.0f, 16), 1, {7, 42, 300}, 0},
+      {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}, -1},       {params(0.8f, 0, 1.0f, 0.0f, 17), 1, {}, -1},
+      {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}, 5},  // Greedy with logprobs: drawn, not an argmax row.
   };
   cases[7].params.repetition_penalty = 1.3f;
   cases[7].params.frequency_penalty = 0.5f;
@@ -225,6 +227,7 @@ TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
       r.options.sampling = cases[i].params;
       r.options.n = cases[i].n;
       r.options.stop_token_ids = cases[i].stop_ids;
+      r.options.top_logprobs = cases[i].top_logprobs;
       if (!cases[i].stop_ids.empty()) r.options.min_tokens = kTokens;
       ASSERT_TRUE(e->Submit(std::move(r)).accepted());
     }
@@ -234,8 +237,35 @@ TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
       for (int32_t choice = 0; choice < cases[i].n; ++choice) {
         SamplingParams p = cases[i].params;
         p.seed += static_cast<uint64_t>(choice);  // The engine seeds choice k with seed + k.
-        EXPECT_EQ(sinks[i]->ids[choice], ReferenceSampled(prompt, kTokens, p, cases[i].stop_ids))
-            << "request " << i << " choice " << choice << (shared ? " on the shared pool" : " on its own pool");
+        std::vector<TokenLogprobs> want_logprobs;
+        const std::string where =
+            "request " + std::to_string(i) + " choice " + std::to_string(choice) + (shared ? " on the shared pool" : " on its own pool");
+        EXPECT_EQ(sinks[i]->ids[choice], ReferenceSampled(prompt, kTokens, p, cases[i].stop_ids,
+                                                          std::max(0, cases[i].top_logprobs), &want_logprobs))
+            << where;
+        // The logprobs of each token, as ComputeLogprobs gives them on the row it was drawn from.
+        std::vector<TokenLogprob> chosen;
+        std::vector<std::vector<TokenLogprob>> top;
+        for (const TokenEvent& ev : sinks[i]->events) {
+          if (ev.choice != choice) continue;
+          chosen.insert(chosen.end(), ev.chosen.begin(), ev.chosen.end());
+          top.insert(top.end(), ev.top.begin(), ev.top.end());
+        }
+        if (cases[i].top_logprobs < 0) {
+          EXPECT_TRUE(chosen.empty() && top.empty()) << where;
+          continue;
+        }
+        ASSERT_EQ(chosen.size(), want_logprobs.size()) << where;
+        ASSERT_EQ(top.size(), want_logprobs.size()) << where;
+        for (size_t t = 0; t < chosen.size(); ++t) {
+          EXPECT_EQ(chosen[t].id, want_logprobs[t].chosen.id) << where << " token " << t;
+          EXPECT_EQ(chosen[t].logprob, want_logprobs[t].chosen.logprob) << where << " token " << t;
+          ASSERT_EQ(top[t].size(), want_logprobs[t].top.size()) << where << " token " << t;
+          for (size_t k = 0; k < top[t].size(); ++k) {
+            EXPECT_EQ(top[t][k].id, want_logprobs[t].top[k].id) << where << " token " << t;
+            EXPECT_EQ(top[t][k].logprob, want_logprobs[t].top[k].logprob) << where << " token " << t;
+          }
+        }
       }
     }
     EXPECT_EQ(e->KvBlocksAvailableForTesting(), e->KvBlocksTotalForTesting());

@@ -75,11 +75,16 @@ std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n) 
 }
 
 std::vector<int32_t> ReferenceSampled(const std::vector<int32_t>& prompt, int n, const SamplingParams& params,
-                                      const std::vector<int32_t>& masked) {
+                                      const std::vector<int32_t>& masked, int32_t top_logprobs,
+                                      std::vector<TokenLogprobs>* logprobs) {
   Sampler sampler(params);
   return ReferenceDecode(prompt, n, [&](std::vector<float>& row, const std::vector<int32_t>& tokens) {
+    const std::vector<float> raw = row;
     for (int32_t id : masked) row[static_cast<size_t>(id)] = -INFINITY;
-    return sampler.Sample(row, tokens);
+    const int32_t id = sampler.Sample(row, tokens);
+    std::vector<float> scratch;
+    if (logprobs != nullptr) logprobs->push_back(ComputeLogprobs(raw, id, top_logprobs, scratch));
+    return id;
   });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/logprobs.h"
 #include "engine/request.h"
 #include "engine/sampling.h"
 #include "model/model.h"
@@ -68,8 +69,11 @@ std::vector<int32_t> ReferenceGreedy(const std::vector<int32_t>& prompt, int n);
 // Sampled decoding of TinyModel the same way, one Sampler over the
 // prompt and the tokens so far (as the engine seeds a request's first
 // choice); ids in `masked` are -inf before the sampler sees the row.
+// With `logprobs`: each token's ComputeLogprobs (top `top_logprobs`) on
+// the raw row, as the engine reports them.
 std::vector<int32_t> ReferenceSampled(const std::vector<int32_t>& prompt, int n, const SamplingParams& params,
-                                      const std::vector<int32_t>& masked = {});
+                                      const std::vector<int32_t>& masked = {}, int32_t top_logprobs = 0,
+                                      std::vector<TokenLogprobs>* logprobs = nullptr);
 
 // `n` token ids drawn from the vocabulary by `seed`.
 std::vector<int32_t> Prompt(uint32_t seed, size_t n);

@@ -95,5 +95,38 @@ TEST(LogprobsTest, TiesKeepIdOrderAndNaNIsNeverListed) {
   ExpectMatches({kNan, 2, kNan, 2, -kInf}, 1, 20, "short");
 }
 
+// A broken model's rows, worked by hand: never a NaN logprob.
+TEST(LogprobsTest, RowsWithoutADistributionGiveNoNaN) {
+  std::vector<float> scratch;
+  const float log_half = -std::log(2.0f);
+  struct Row {
+    std::vector<float> x;
+    int32_t chosen;
+    float want_chosen;
+    std::vector<TokenLogprob> want_top;  // The top 3.
+  };
+  const std::vector<Row> rows = {
+      // Two +inf ids share the mass; the rest have none.
+      {{1, kInf, 5, kInf, kNan}, 1, log_half, {{1, log_half}, {3, log_half}, {2, -kInf}}},
+      {{1, kInf, 5, kInf, kNan}, 2, -kInf, {{1, log_half}, {3, log_half}, {2, -kInf}}},
+      // Nothing above -inf: no id has any mass.
+      {{-kInf, -kInf, kNan}, 1, -kInf, {{0, -kInf}, {1, -kInf}}},
+      // Every logit NaN (a greedy row takes id 0): nothing listed.
+      {{kNan, kNan, kNan}, 0, -kInf, {}},
+      // A NaN chosen (the greedy row's first logit) among finite ones.
+      {{kNan, 0, 0}, 0, -kInf, {{1, log_half}, {2, log_half}}},
+  };
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const TokenLogprobs got = ComputeLogprobs(rows[r].x, rows[r].chosen, 3, scratch);
+    EXPECT_EQ(got.chosen.id, rows[r].chosen) << "row " << r;
+    EXPECT_FLOAT_EQ(got.chosen.logprob, rows[r].want_chosen) << "row " << r;
+    ASSERT_EQ(got.top.size(), rows[r].want_top.size()) << "row " << r;
+    for (size_t i = 0; i < got.top.size(); ++i) {
+      EXPECT_EQ(got.top[i].id, rows[r].want_top[i].id) << "row " << r << " rank " << i;
+      EXPECT_FLOAT_EQ(got.top[i].logprob, rows[r].want_top[i].logprob) << "row " << r << " rank " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swiftlet

@@ -63,8 +63,10 @@ Request GreedyRequest(std::vector<int32_t> prompt, int max_tokens, std::shared_p
 
 TEST(StepGateTest, TwoEnginesOnOnePoolGiveTheTokensEachGivesAlone) {
   // Two engines (two "models": the same weights, separate caches) run at
-  // once on one 2-thread pool; every request's greedy tokens are the
-  // plain loop's, and both engines took turns on the gate.
+  // once on one 2-thread pool; every request's tokens are the plain
+  // loop's, greedy or drawn by its own sampler (each engine draws two
+  // sampled rows a step on the pool, under its turn), and both engines
+  // took turns on the gate.
   auto gate = std::make_shared<StepGate>(2);
   EngineConfig cfg;
   cfg.step_gate = gate;
@@ -81,11 +83,20 @@ TEST(StepGateTest, TwoEnginesOnOnePoolGiveTheTokensEachGivesAlone) {
   }
   std::vector<std::shared_ptr<Recorder>> sinks;
   std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < 6; ++i) {
+  std::vector<SamplingParams> sampling;
+  constexpr int kRequests = 8;
+  for (int i = 0; i < kRequests; ++i) {
     prompts.push_back(Prompt(40 + i, 9 + 7 * i));
     sinks.push_back(std::make_shared<Recorder>());
     const LatencyClass c = i % 3 == 0 ? LatencyClass::kBatch : LatencyClass::kInteractive;
-    ASSERT_TRUE(engines[i % 2]->Submit(GreedyRequest(prompts.back(), 10, sinks.back(), c)).accepted());
+    Request r = GreedyRequest(prompts.back(), 10, sinks.back(), c);
+    if ((i / 2) % 2 == 1) {
+      r.options.sampling.temperature = 0.9f;
+      r.options.sampling.top_k = 30;
+      r.options.sampling.seed = 100 + i;
+    }
+    sampling.push_back(r.options.sampling);
+    ASSERT_TRUE(engines[i % 2]->Submit(std::move(r)).accepted());
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto busy = [&] {
@@ -98,9 +109,11 @@ TEST(StepGateTest, TwoEnginesOnOnePoolGiveTheTokensEachGivesAlone) {
   while (busy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   ASSERT_FALSE(busy());
   for (auto& e : engines) e->Stop();
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < kRequests; ++i) {
     EXPECT_EQ(sinks[i]->completes, 1) << i;
-    EXPECT_EQ(sinks[i]->ids[0], ReferenceGreedy(prompts[i], 10)) << i;
+    const bool greedy = sampling[i].temperature == 0;
+    EXPECT_EQ(sinks[i]->ids[0], greedy ? ReferenceGreedy(prompts[i], 10) : ReferenceSampled(prompts[i], 10, sampling[i]))
+        << i;
   }
   // Two calibrations of two passes, then at least one step per token of
   // each engine's requests.

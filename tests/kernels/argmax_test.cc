@@ -179,6 +179,22 @@ TEST(ArgMaxTest, EverySimdTwinGivesTheScansAnswer) {
         }
       }
     }
+    // Zeros of both signs tie (the first wins, whichever its sign), and a
+    // row of NaN with -inf at 0 and one finite value anywhere.
+    for (int64_t n = 1; n <= 70; ++n) {
+      for (int64_t at = 0; at < n; ++at) {
+        for (const float first_zero : {-0.0f, 0.0f}) {
+          std::vector<float> x(static_cast<size_t>(n), -1.0f);
+          x.back() = -first_zero;
+          x[static_cast<size_t>(at)] = first_zero;
+          ASSERT_EQ(argmax(x.data(), n), at) << KernelIsaName(isa) << " n " << n << " at " << at;
+        }
+        std::vector<float> x(static_cast<size_t>(n), kNan);
+        x[0] = -kInf;
+        if (at > 0) x[static_cast<size_t>(at)] = -5;
+        ASSERT_EQ(argmax(x.data(), n), at) << KernelIsaName(isa) << " n " << n << " at " << at << " among NaN";
+      }
+    }
     for (int64_t n : HardLengths()) {
       for (const std::vector<float>& x : HardRows(n, 15, 11)) {
         ASSERT_EQ(argmax(x.data(), n), ArgMaxRow(x.data(), n)) << KernelIsaName(isa) << " n " << n;
