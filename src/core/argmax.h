@@ -12,14 +12,23 @@
 
 namespace swiftlet {
 
-// The specification, as Sampler takes it at temperature 0: a scan from
-// index 0 that moves to each value strictly greater than the one it holds.
-// Ties keep the lowest index; a NaN is never moved to (every comparison
-// with it is false), and one at index 0 is never left.
+// A row with no token to take: no value above -inf, every other one NaN
+// (a broken model's logits, or every id masked).
+inline constexpr int32_t kNoArgMax = -1;
+
+// The specification, as Sampler takes it at temperature 0: the first index
+// of the largest value that is not NaN, by a scan that moves to each value
+// strictly greater than the one it holds, starting from nothing (below
+// -inf). Ties keep the lowest index; a NaN is never taken (every
+// comparison with it is false); kNoArgMax when no value is above -inf.
 inline int32_t ArgMaxRow(const float* x, int64_t n) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < n; ++i) {
-    if (x[i] > x[best]) best = i;
+  int64_t best = kNoArgMax;
+  float best_value = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] > best_value) {
+      best = i;
+      best_value = x[i];
+    }
   }
   return static_cast<int32_t>(best);
 }
@@ -28,9 +37,8 @@ inline int32_t ArgMaxRow(const float* x, int64_t n) {
 // non-NaN value with the lowest index among equals; merging two parts by
 // the same rule is associative and commutative (a total order on
 // (value, index)), so parts merged in any order and any grouping give the
-// row's best. With x[0] not NaN that is the scan's answer: the scan only
-// ever holds non-NaN values, and ends on the first index of the largest.
-// With x[0] NaN the scan never moves: ArgMaxOfBest says so.
+// row's best, and so the scan's answer when that value is above -inf
+// (ArgMaxOfBest).
 struct ArgMaxCandidate {
   float value;
   int32_t index;
@@ -43,9 +51,9 @@ SWIFTLET_HOST_DEVICE inline ArgMaxCandidate ArgMaxBetter(ArgMaxCandidate a, ArgM
   return b.value > a.value || (b.value == a.value && b.index < a.index) ? b : a;
 }
 
-// The row's answer from its parts' merged best and its first value.
-SWIFTLET_HOST_DEVICE inline int32_t ArgMaxOfBest(ArgMaxCandidate best, float first) {
-  return first != first ? 0 : best.index;  // NaN at 0: the scan stays there.
+// The row's answer from its parts' merged best.
+SWIFTLET_HOST_DEVICE inline int32_t ArgMaxOfBest(ArgMaxCandidate best) {
+  return best.value > -INFINITY ? best.index : kNoArgMax;
 }
 
 }  // namespace swiftlet

@@ -153,16 +153,16 @@ void Engine::Draw(Take& t) const {
 
 void Engine::EmitTakes(const std::vector<Take>& takes, int64_t now) {
   for (const Take& t : takes) {
-    if (t.argmax) {
-      TakeArgMax(*t.a, *t.c, parts_->out.argmax[static_cast<size_t>(t.row)], now);
-    } else if (t.c->finished) {
-      continue;
-    } else if (t.drawn == Sampler::kNoToken) {
+    if (t.c->finished) continue;
+    const int32_t id = t.argmax ? parts_->out.argmax[static_cast<size_t>(t.row)] : t.drawn;
+    if (id < 0) {  // kNoArgMax, Sampler::kNoToken
       FinishChoice(*t.a, *t.c, FinishReason::kError,
                    "no token can be drawn: every logit is masked or not finite (NaN or infinite logits come from "
                    "a broken model)");
+    } else if (t.argmax) {
+      TakeArgMax(*t.a, *t.c, id, now);
     } else {
-      EmitToken(*t.a, *t.c, t.drawn, t.logprobs ? &*t.logprobs : nullptr, now);
+      EmitToken(*t.a, *t.c, id, t.logprobs ? &*t.logprobs : nullptr, now);
     }
   }
 }

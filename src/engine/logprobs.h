@@ -3,8 +3,8 @@
 // distribution (the softmax of the raw logits: before penalties,
 // temperature, truncation or min_tokens' masks, as OpenAI reports them).
 //
-// A NaN logit has probability 0 (logprob -inf; a greedy row can still
-// take one, where the first logit is NaN) and is never among the top ids.
+// A NaN logit has probability 0 (logprob -inf, were it chosen) and is
+// never among the top ids.
 // A row with a +inf logit gives those ids the mass in equal shares, and
 // one with none above -inf gives every id -inf: never a NaN. The sum runs
 // in double over exps of float (within 2 ulp each), so a logprob is within

@@ -107,7 +107,8 @@ int32_t Sampler::Sample(std::span<float> logits,
   candidates_.clear();
   if (params_.temperature == 0.0f) {
     // The same answer as a device's ArgMax: the engine takes either.
-    return ArgMaxOfLogits(logits.data(), static_cast<int64_t>(logits.size()));
+    const int32_t id = ArgMaxOfLogits(logits.data(), static_cast<int64_t>(logits.size()));
+    return id >= 0 ? id : kNoToken;  // Nothing above -inf but NaN.
   }
 
   const size_t k = static_cast<size_t>(params_.top_k);

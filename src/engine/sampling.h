@@ -69,9 +69,9 @@ class Sampler {
 
   // Picks the next token. `logits` (one per vocabulary id, non-empty) is
   // rewritten in place as scratch. `history`: tokens so far, prompt + output.
-  // kNoToken when none can be drawn at a temperature above 0: every logit
-  // masked (-inf) or NaN, or one +inf (a broken model's logits; the caller
-  // fails the request, not the process).
+  // kNoToken when none can be drawn: every logit masked (-inf) or NaN, or
+  // (above temperature 0) one +inf; a broken model's logits, and the caller
+  // fails the request, not the process.
   int32_t Sample(std::span<float> logits, std::span<const int32_t> history);
   static constexpr int32_t kNoToken = -1;
 

@@ -1,7 +1,8 @@
 // The greedy argmax of a row (core/argmax.h's ArgMaxRow is the
 // specification) with SIMD twins that give the same index on every row:
-// the first index of the largest non-NaN value, 0 when the first value is
-// NaN. A greedy step takes one per sequence over the whole vocabulary.
+// the first index of the largest non-NaN value, kNoArgMax when none is
+// above -inf. A greedy step takes one per sequence over the whole
+// vocabulary.
 #pragma once
 
 #include <cstdint>

@@ -5,13 +5,13 @@
 
 #include <cmath>
 
+#include "core/argmax.h"
 #include "kernels/argmax_row_variants.h"
 
 namespace swiftlet {
 namespace {
 
 int32_t ArgMax(const float* x, int64_t n) {
-  if (std::isnan(x[0])) return 0;  // The scan never leaves a NaN at 0.
   const __m256 none = _mm256_set1_ps(-INFINITY);
   // Four accumulators: each max waits only on its own last.
   __m256 m0 = none, m1 = none, m2 = none, m3 = none;
@@ -29,6 +29,7 @@ int32_t ArgMax(const float* x, int64_t n) {
   float best = -INFINITY;
   for (float v : lanes) best = v > best ? v : best;
   for (; i < n; ++i) best = x[i] > best ? x[i] : best;  // A NaN is never greater.
+  if (!(best > -INFINITY)) return kNoArgMax;
   const __m256 b = _mm256_set1_ps(best);
   for (i = 0; i < whole; i += 8) {
     const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), b, _CMP_EQ_OQ));
@@ -37,7 +38,7 @@ int32_t ArgMax(const float* x, int64_t n) {
   for (; i < n; ++i) {
     if (x[i] == best) return static_cast<int32_t>(i);
   }
-  return 0;
+  return kNoArgMax;  // Not reached: best is one of the values.
 }
 
 }  // namespace

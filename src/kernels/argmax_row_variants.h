@@ -3,9 +3,8 @@
 // last (a compare of the value it holds, then a move): the largest non-NaN
 // value by lanes of max (vmaxps gives its second operand when either is
 // NaN, so a NaN in the row never enters the accumulators, which start at
-// -inf), then the first index equal to it (-0 equals +0, as in the scan).
-// With the first value not NaN such an index exists: the first value
-// itself is at most the largest.
+// -inf), then, when it is above -inf, the first index equal to it (-0
+// equals +0, as in the scan).
 #pragma once
 
 #include "kernels/argmax_row.h"

@@ -232,11 +232,10 @@ class Backend {
   // Dequantizes rows `ids` of an embedding table into out (rows of n_in).
   virtual void GetRows(const WeightView& table, const int32_t* ids, int64_t n, float* out) = 0;
 
-  // out[t] = the index of row t's largest value (rows of n > 0 floats): what
-  // a scan from index 0 keeping each strictly greater value picks, so ties
-  // go to the lowest index, a NaN is never picked after index 0, and a NaN
-  // at index 0 is kept (ArgMaxRow, core/argmax.h). A greedy sequence's
-  // next token, without copying its logits off the device.
+  // out[t] = the first index of row t's largest value that is not NaN
+  // (rows of n > 0 floats), or kNoArgMax when none is above -inf (ArgMaxRow,
+  // core/argmax.h). A greedy sequence's next token, without copying its
+  // logits off the device.
   virtual void ArgMax(const float* x, int64_t n, int64_t n_rows, int32_t* out) = 0;
 };
 

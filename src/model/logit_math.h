@@ -17,8 +17,8 @@ namespace swiftlet {
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
 
 // ArgMaxRow's answer (core/argmax.h: the first index of the largest
-// non-NaN value, 0 when x[0] is NaN) on this CPU's SIMD twin
-// (kernels/argmax_row.h). n >= 1.
+// non-NaN value, kNoArgMax when none is above -inf) on this CPU's SIMD
+// twin (kernels/argmax_row.h). n >= 1.
 int32_t ArgMaxOfLogits(const float* x, int64_t n);
 
 }  // namespace swiftlet

@@ -527,6 +527,12 @@ TEST(SamplerTest, NoTokenWhenEveryLogitIsMaskedOrNaNOrOneIsInfinite) {
         EXPECT_EQ(SampleOnce(s, rows[i]), Sampler::kNoToken) << "row " << i << " top_k " << top_k;
       }
     }
+    // Greedy: nothing above -inf but NaN is no token too; a +inf is the
+    // largest value, and taken.
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    Sampler g(greedy);
+    EXPECT_EQ(SampleOnce(g, rows[i]), i == 3 ? 1 : Sampler::kNoToken) << "greedy, row " << i;
   }
 }
 

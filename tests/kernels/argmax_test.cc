@@ -36,13 +36,15 @@ const std::vector<KnownRow>& KnownRows() {
       {{5}, 0},
       {{1, 3, 3, 2}, 1},             // a tie: the lower index
       {{-2, -1, -1, -3}, 1},
-      {{-kInf, -kInf, -kInf}, 0},    // nothing above the first
+      {{-kInf, -kInf, -kInf}, kNoArgMax},  // nothing above -inf
       {{-kInf, -5, -kInf}, 1},
       {{2, kInf, kInf, 1}, 1},
       {{-0.0f, 0.0f, 0.0f}, 0},      // -0 == +0: a tie
       {{1, kNan, 5, kNan, 5}, 2},    // a NaN is never picked
-      {{kNan, 7, 9}, 0},             // nor left, at index 0
-      {{kNan, kNan}, 0},
+      {{kNan, 7, 9}, 2},             // nor at index 0
+      {{kNan, kNan}, kNoArgMax},
+      {{-kInf, kNan}, kNoArgMax},
+      {{kNan, -kInf, -3}, 2},
       {{3, kNan, kNan}, 0},
       {{-kInf, kNan, -kInf, 4, kNan}, 3},
   };
@@ -100,7 +102,7 @@ int32_t KernelOrder(const float* row, int64_t n, int threads) {
     firsts[w] = lane[w * kWarp];
   }
   butterfly(firsts.data());
-  return ArgMaxOfBest(firsts[0], row[0]);
+  return ArgMaxOfBest(firsts[0]);
 }
 
 // Rows of length n whose answers are hard: values from a few levels, so
@@ -171,7 +173,6 @@ TEST(ArgMaxTest, EverySimdTwinGivesTheScansAnswer) {
       for (int64_t at = 0; at < n; ++at) {
         for (float other : {-1.0f, -kInf, kNan}) {
           std::vector<float> x(static_cast<size_t>(n), other);
-          if (other != other) x[0] = -1;  // Not a NaN at 0: the scan would stay there.
           x[static_cast<size_t>(at)] = 3;
           if (at + 1 < n) x.back() = 3;  // A tie later: the first one wins.
           ASSERT_EQ(argmax(x.data(), n), ArgMaxRow(x.data(), n))
@@ -179,8 +180,9 @@ TEST(ArgMaxTest, EverySimdTwinGivesTheScansAnswer) {
         }
       }
     }
-    // Zeros of both signs tie (the first wins, whichever its sign), and a
-    // row of NaN with -inf at 0 and one finite value anywhere.
+    // Zeros of both signs tie (the first wins, whichever its sign); a row
+    // of NaN with -inf at 0 and one finite value anywhere but 0 (with none,
+    // nothing is above -inf); rows of nothing but NaN and -inf.
     for (int64_t n = 1; n <= 70; ++n) {
       for (int64_t at = 0; at < n; ++at) {
         for (const float first_zero : {-0.0f, 0.0f}) {
@@ -192,8 +194,13 @@ TEST(ArgMaxTest, EverySimdTwinGivesTheScansAnswer) {
         std::vector<float> x(static_cast<size_t>(n), kNan);
         x[0] = -kInf;
         if (at > 0) x[static_cast<size_t>(at)] = -5;
-        ASSERT_EQ(argmax(x.data(), n), at) << KernelIsaName(isa) << " n " << n << " at " << at << " among NaN";
+        ASSERT_EQ(argmax(x.data(), n), at > 0 ? at : kNoArgMax)
+            << KernelIsaName(isa) << " n " << n << " at " << at << " among NaN";
       }
+      std::vector<float> x(static_cast<size_t>(n), kNan);
+      ASSERT_EQ(argmax(x.data(), n), kNoArgMax) << KernelIsaName(isa) << " n " << n << " all NaN";
+      for (int64_t i = 0; i < n; i += 2) x[static_cast<size_t>(i)] = -kInf;
+      ASSERT_EQ(argmax(x.data(), n), kNoArgMax) << KernelIsaName(isa) << " n " << n << " -inf and NaN";
     }
     for (int64_t n : HardLengths()) {
       for (const std::vector<float>& x : HardRows(n, 15, 11)) {

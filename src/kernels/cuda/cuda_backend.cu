@@ -187,7 +187,7 @@ __global__ void ArgMaxKernel(const float* x, int64_t n, int32_t* out) {
   __syncthreads();
   if (warp != 0) return;
   best = WarpBest(lane < blockDim.x / kWarp ? warps[lane] : ArgMaxNone());
-  if (lane == 0) out[blockIdx.x] = ArgMaxOfBest(best, row[0]);
+  if (lane == 0) out[blockIdx.x] = ArgMaxOfBest(best);
 }
 
 // Every thread reads 16-byte words in a grid-stride loop; the XOR of what
