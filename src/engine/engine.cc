@@ -142,8 +142,14 @@ void Engine::Calibrate() {
     if (config_.forward_hook_for_testing) config_.forward_hook_for_testing(1);
     const int64_t t2 = clock_.NowNs();
     if (ok1 && ok2 && chunk > 1) {
-      const double per_token = std::max(0.0, static_cast<double>((t1_forward - t0) - (t2 - t1)) /
-                                                 static_cast<double>(chunk - 1));
+      // The chunk's extra time over one token's, per extra token. On a busy
+      // machine a small model's difference can drown in noise (the one-
+      // token pass preempted longer than the chunk's): then the chunk's
+      // mean time a token, an overestimate the steps correct, so the
+      // estimates (and TTFT admission, which needs a per-token cost) work
+      // from the start.
+      double per_token = static_cast<double>((t1_forward - t0) - (t2 - t1)) / static_cast<double>(chunk - 1);
+      if (!(per_token > 0)) per_token = static_cast<double>(std::max<int64_t>(1, t1_forward - t0)) / static_cast<double>(chunk);
       std::lock_guard<std::mutex> lock(mu_);
       state_.cost.per_token_ns = per_token;
       state_.cost.fixed_ns = std::max(0.0, static_cast<double>(t2 - t1) - per_token);

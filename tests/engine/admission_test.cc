@@ -94,6 +94,28 @@ void ExpectWithin25Percent(const Measured& m) {
       << "estimate " << m.estimate_ns / 1e6 << " ms, measured " << m.ttft_ns / 1e6 << " ms";
 }
 
+// Calibration on a busy machine: the one-token pass took longer than the
+// chunk (preempted), so the difference says nothing; the engine takes the
+// chunk's mean time a token instead of none, and TTFT admission works from
+// the start (a 1 ns target is refused, not admitted for want of a cost).
+TEST(AdmissionTest, ANoisyCalibrationStillGivesAPerTokenCost) {
+  FakeClock clock{kNsPerSecond};
+  EngineConfig cfg = AdmissionConfig();
+  cfg.threads = 1;
+  cfg.clock = &clock;
+  cfg.forward_hook_for_testing = [&clock](int64_t tokens) { clock.Advance(tokens == 1 ? 9 * kNsPerMs : 4 * kNsPerMs); };
+  auto e = Engine::Create(*TinyModel().model, *TinyModel().tokenizer, cfg);
+  ASSERT_TRUE(e.ok()) << e.status();
+  (*e)->Calibrate();
+  const EngineState state = (*e)->state();
+  const auto chunk = static_cast<double>(cfg.scheduler.chunk_tokens);
+  EXPECT_DOUBLE_EQ(state.cost.per_token_ns, 4.0 * kNsPerMs / chunk);
+  auto sink = std::make_shared<Recorder>();
+  Request r = Make(Prompt(6, 100), 4, sink);
+  r.options.targets.ttft_ns = 1;
+  EXPECT_EQ((*e)->Submit(std::move(r)).refused, RefusalReason::kTtftTarget);
+}
+
 TEST(AdmissionTest, LongPromptAloneTakesOneChunkPerStep) {
   auto s = MakeScripted(AdmissionConfig());
   ASSERT_NE(s, nullptr);
