@@ -38,22 +38,14 @@ TokenLogprobs ComputeLogprobs(std::span<const float> logits, int32_t chosen, int
   SWIFTLET_CHECK(!logits.empty() && chosen >= 0 && static_cast<size_t>(chosen) < logits.size() && top >= 0);
   const auto n = static_cast<int64_t>(logits.size());
   scratch.assign(logits.begin(), logits.end());
-  // e^(x - max) in place (0 for NaN), then their sum in four chains.
+  // e^(x - max) in place (0 for NaN), then their sum.
   const float max = ExpOfLogitsInPlace(scratch.data(), n, 1.0f);
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  const int64_t whole = n - n % 4;
-  for (int64_t i = 0; i < whole; i += 4) {
-    s0 += scratch[i];
-    s1 += scratch[i + 1];
-    s2 += scratch[i + 2];
-    s3 += scratch[i + 3];
-  }
-  for (int64_t i = whole; i < n; ++i) s0 += scratch[i];
+  const double sum = SumOfWeights(scratch.data(), n);
   // log Z = max + log(sum); every logprob is x - log Z, in double so that
   // a logit far below the max keeps its digits. A broken model's rows: with
   // a +inf logit the +inf ids share all the mass; with none above -inf no
   // id has any; a NaN logit has none either way.
-  const double log_z = static_cast<double>(max) + std::log((s0 + s1) + (s2 + s3));
+  const double log_z = static_cast<double>(max) + std::log(sum);
   double inf_logprob = -INFINITY;  // An id at +inf, when the max is +inf.
   if (max == INFINITY) {
     const auto at_inf = std::count(logits.begin(), logits.end(), INFINITY);

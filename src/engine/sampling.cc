@@ -119,7 +119,7 @@ int32_t Sampler::Sample(std::span<float> logits,
     // Every id: the exps over the row on the kernels' SIMD exp, in place.
     const float max = ExpOfLogitsInPlace(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature);
     if (!std::isfinite(max)) return kNoToken;  // Every id masked or NaN, or a +inf.
-    total_ = Sum(logits);
+    total_ = SumOfWeights(logits.data(), static_cast<int64_t>(logits.size()));
     if (params_.top_p == 1.0f && params_.min_p == 0.0f) {
       // Nothing truncates: the draw reads the row itself.
       return static_cast<int32_t>(DrawIndex(logits.size(), [&](size_t i) { return logits[i]; }));
@@ -129,20 +129,6 @@ int32_t Sampler::Sample(std::span<float> logits,
   if (params_.top_p < 1.0f) TopP();
   if (params_.min_p > 0.0f) MinP();
   return Draw();
-}
-
-double Sampler::Sum(std::span<const float> p) {
-  // Four independent chains: one would wait on each add.
-  const size_t n = p.size(), whole = n - n % 4;
-  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-  for (size_t i = 0; i < whole; i += 4) {
-    t0 += p[i];
-    t1 += p[i + 1];
-    t2 += p[i + 2];
-    t3 += p[i + 3];
-  }
-  for (size_t i = whole; i < n; ++i) t0 += p[i];
-  return (t0 + t1) + (t2 + t3);
 }
 
 void Sampler::AllCandidates(std::span<const float> logits) {

@@ -95,7 +95,6 @@ class Sampler {
   // p = exp((logit - max) / temperature); sets total_. False when the max
   // is not finite (no token can be drawn).
   bool Softmax();
-  static double Sum(std::span<const float> p);
   void TopP();
   void MinP();
   int32_t Draw();  // From candidates_.

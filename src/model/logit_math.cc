@@ -37,6 +37,19 @@ float ExpOfLogitsInPlace(float* x, int64_t n, float temperature) {
   return max;
 }
 
+double SumOfWeights(const float* x, int64_t n) {
+  const int64_t whole = n - n % 4;
+  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+  for (int64_t i = 0; i < whole; i += 4) {
+    t0 += x[i];
+    t1 += x[i + 1];
+    t2 += x[i + 2];
+    t3 += x[i + 3];
+  }
+  for (int64_t i = whole; i < n; ++i) t0 += x[i];
+  return (t0 + t1) + (t2 + t3);
+}
+
 int32_t ArgMaxOfLogits(const float* x, int64_t n) {
   static const ArgMaxRowFn argmax = ArgMaxRowFor(ChosenKernelIsa());
   return argmax(x, n);

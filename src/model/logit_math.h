@@ -16,6 +16,10 @@ namespace swiftlet {
 // max: -inf when every x is -inf or NaN. n >= 1, temperature > 0.
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
 
+// The sum of x[0..n) in double, in four independent chains (one would wait
+// on each add): the normalizer of ExpOfLogitsInPlace's weights.
+double SumOfWeights(const float* x, int64_t n);
+
 // ArgMaxRow's answer (core/argmax.h: the first index of the largest
 // non-NaN value, kNoArgMax when none is above -inf) on this CPU's SIMD
 // twin (kernels/argmax_row.h). n >= 1.
