@@ -242,16 +242,43 @@ class RunAndTokenize(Tmp):
         # Expected ids from the published Llama SentencePiece test vectors.
         inp = open(VOCAB + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
         out = open(VOCAB + ".out", encoding="utf-8").read().splitlines()
-        checked = 0
+        self.assertEqual(inp.pop(), "")  # Each text ends with the separator.
+        self.assertEqual(len(inp), len(out))
+        self.assertGreater(len(inp), 20)
+        # Every vector in one process (--jsonl), those with newlines too.
+        lines = "".join(json.dumps(text) + "\n" for text in inp)
+        p = subprocess.run([SWIFTLET, "tokenize", "-m", VOCAB, "--jsonl"], input=lines.encode(),
+                           capture_output=True, timeout=600, check=True)
+        got = p.stdout.decode().split("\n")
+        self.assertEqual(got[-1], "")
+        self.assertEqual(len(got) - 1, len(inp))
+        for text, ids, line in zip(inp, out, got):
+            self.assertEqual(line, ids.strip(), repr(text))
+        # --text, as a user types it.
         for text, ids in zip(inp, out):
-            if not text or "\n" in text or text != text.strip("\x00"):
-                continue
-            p = run("tokenize", "-m", VOCAB, "--text", text)
-            self.assertEqual(p.stdout.rstrip("\n"), ids.strip(), repr(text))
-            checked += 1
-        self.assertGreater(checked, 20)
+            if text.strip() and "\n" not in text and "\x00" not in text:
+                self.assertEqual(run("tokenize", "-m", VOCAB, "--text", text).stdout, ids.strip() + "\n")
+                break
         with_bos = run("tokenize", "-m", VOCAB, "--text", "Hello world", "--bos").stdout.split()
         self.assertEqual(with_bos[0], "1")
+
+    def test_tokenize_refuses_bad_jsonl_and_flags(self):
+        err = BadInput().assert_one_line_error
+        def jsonl(data):
+            p = subprocess.run([SWIFTLET, "tokenize", "-m", VOCAB, "--jsonl"], input=data,
+                               capture_output=True, timeout=600)
+            p.stdout, p.stderr = p.stdout.decode(), p.stderr.decode()
+            return p
+        p = jsonl(b'"ok"\n42\n"never read"\n')
+        err(p, "stdin line 2", "not a JSON string")
+        self.assertEqual(p.stdout.count("\n"), 1)  # the first line's ids
+        err(jsonl(b'"unterminated'), "stdin line 1")
+        err(jsonl(b"\n"), "stdin line 1")
+        err(jsonl(b'"a"\n"b"\x00\n'), "stdin line 2", "NUL")
+        err(jsonl(b'"' + b"a" * (16 << 20) + b'"\n'), "stdin line 1", "longer than")
+        self.assertEqual(jsonl(b"").stdout, "")
+        err(run("tokenize", "-m", VOCAB, check=False), "--text", "--jsonl")
+        err(run("tokenize", "-m", VOCAB, "--text", "a", "--jsonl", check=False), "excludes")
 
     def test_greedy_run_follows_the_reference_argmax(self):
         import reference_forward

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+#include <map>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -18,6 +20,48 @@
 
 namespace swiftlet {
 namespace {
+
+// `n_out` rows of `n_in` weights of `type`, drawn from a normal
+// distribution of standard deviation `scale` and quantized. A block's
+// quantization depends on its own values alone, so for the block types each
+// row is a random choice of blocks from a pool quantized once per type and
+// scale: the K-quant quantizers' search, not the code under test, was three
+// quarters of these tests' time (45 s of the kernel tests under qemu). So
+// that no two rows are alike (a kernel that mixed rows up would hide
+// behind copies), each copied block gets a random byte in its middle,
+// which for every block type tested is a byte of codes: any value is a
+// valid block.
+std::vector<uint8_t> QuantizedWeights(TensorType type, int64_t n_in, int64_t n_out, float scale,
+                                      std::mt19937& rng) {
+  uint64_t row_bytes = 0;
+  EXPECT_TRUE(RowBytes(type, n_in, &row_bytes));
+  std::vector<uint8_t> wq(row_bytes * n_out);
+  const int64_t block = BlockElems(type);
+  std::normal_distribution<float> dist(0, scale);
+  if (block == 1) {
+    std::vector<float> wf(n_in * n_out);
+    for (float& v : wf) v = dist(rng);
+    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, wf.data() + o * n_in, wq.data() + o * row_bytes, n_in);
+    return wq;
+  }
+  constexpr int64_t kPoolBlocks = 512;
+  static std::map<std::pair<TensorType, float>, std::vector<uint8_t>> pools;
+  std::vector<uint8_t>& pool = pools[{type, scale}];
+  uint64_t block_bytes = 0;
+  EXPECT_TRUE(RowBytes(type, block, &block_bytes));
+  if (pool.empty()) {
+    std::mt19937 pool_rng(static_cast<uint32_t>(type) * 31 + static_cast<uint32_t>(scale * 1000));
+    std::vector<float> wf(kPoolBlocks * block);
+    for (float& v : wf) v = dist(pool_rng);
+    pool.resize(block_bytes * kPoolBlocks);
+    QuantizeRow(type, wf.data(), pool.data(), kPoolBlocks * block);
+  }
+  for (uint64_t at = 0; at < wq.size(); at += block_bytes) {
+    std::memcpy(wq.data() + at, pool.data() + (rng() % kPoolBlocks) * block_bytes, block_bytes);
+    wq[at + block_bytes / 2] = static_cast<uint8_t>(rng());
+  }
+  return wq;
+}
 
 class PackedMatMulTest : public ::testing::TestWithParam<TensorType> {};
 
@@ -36,18 +80,14 @@ TEST_P(PackedMatMulTest, MatchesScalarBitForBit) {
     const int64_t n_rows = trial % 2 == 0 ? 1 : 2 + rng() % 10;
     const float scale = trial % 4 == 0 ? 1e3f : trial % 4 == 1 ? 1e-3f : 1.0f;
     std::normal_distribution<float> dist(0, scale);
-    std::vector<float> wf(n_in * n_out), x(n_in * n_rows);
-    for (float& v : wf) v = dist(rng);
+    std::vector<float> x(n_in * n_rows);
     for (float& v : x) v = dist(rng);
     // Constant activations: every code at the extreme, so the per-block
     // activation sums reach their bounds (Q4_K and Q5_K add them in 16 bits).
     if (trial == 7) std::fill(x.begin(), x.end(), -scale);
     uint64_t row_bytes = 0;
     ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
-    std::vector<uint8_t> wq(row_bytes * n_out);
-    for (int64_t o = 0; o < n_out; ++o) {
-      QuantizeRow(type, wf.data() + o * n_in, wq.data() + o * row_bytes, n_in);
-    }
+    std::vector<uint8_t> wq = QuantizedWeights(type, n_in, n_out, scale, rng);
     if (trial == 5 && type == TensorType::kQ8_0) {
       // Foreign files may hold -128 in Q8_0 codes: still exact.
       for (size_t i = 0; i < wq.size(); ++i) {
@@ -111,16 +151,14 @@ TEST_P(PackedKernelIsaTest, EveryActivationRowCountMatchesScalarBitForBit) {
     const int64_t n_rows = 1 + trial % 9;
     const float scale = trial % 3 == 0 ? 1e3f : trial % 3 == 1 ? 1e-3f : 1.0f;
     std::normal_distribution<float> dist(0, scale);
-    std::vector<float> wf(n_in * n_out), x(n_in * n_rows);
-    for (float& v : wf) v = dist(rng);
+    std::vector<float> x(n_in * n_rows);
     for (float& v : x) v = dist(rng);
     if (trial == 4) std::fill(x.begin(), x.end(), scale);
     if (trial == 5) std::fill(x.begin(), x.end(), -scale);
     uint64_t row_bytes = 0, act_row = 0;
     ASSERT_TRUE(RowBytes(type, n_in, &row_bytes));
     ASSERT_TRUE(RowBytes(act_type, n_in, &act_row));
-    std::vector<uint8_t> wq(row_bytes * n_out), act(act_row * n_rows);
-    for (int64_t o = 0; o < n_out; ++o) QuantizeRow(type, wf.data() + o * n_in, wq.data() + o * row_bytes, n_in);
+    std::vector<uint8_t> wq = QuantizedWeights(type, n_in, n_out, scale, rng), act(act_row * n_rows);
     for (int64_t t = 0; t < n_rows; ++t) QuantizeRow(act_type, x.data() + t * n_in, act.data() + t * act_row, n_in);
     if (trial == 6 && type == TensorType::kQ8_0) {
       // -128 codes against activations all at -127: the extreme pairs of
