@@ -15,6 +15,14 @@ if(SWIFTLET_SANITIZE)
   # 0.12 s without; the tests start these binaries thousands of times).
   add_link_options(-fsanitize=address,undefined -no-pie)
 endif()
+# LLVM's lld (Debian's lld, scripts/setup.sh installs it) links 3-4x faster
+# than GNU ld: `swiftlet` in 0.23 s against 0.78 s, 1.1 s against 4.6 s
+# under the sanitizers, where the ~40 links of the tree took a minute on two
+# cores. GNU ld where lld is missing.
+find_program(SWIFTLET_LLD NAMES ld.lld)
+if(SWIFTLET_LLD)
+  add_link_options($<$<LINK_LANGUAGE:CXX>:-fuse-ld=lld>)
+endif()
 # The folders the sanitizer tree still optimizes (-O1): where the tests
 # spend their time (the forward pass, its kernels, the KV cache, the
 # tokenizers, the compute pool, perf's bandwidth and peak probes) and what

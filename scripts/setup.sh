@@ -11,7 +11,7 @@ build_only=0
 [ "${1:-}" = "--build-only" ] && build_only=1
 
 packages=(
-  build-essential cmake ninja-build g++
+  build-essential cmake ninja-build g++ lld
   libabsl-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev
   libboost-dev libssl-dev libhiredis-dev
 )
