@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The overload soak of issue 21 at full length (CI runs a one-minute
+# The overload soak of issue 21 at full length (CI runs a half-minute
 # version, the ctest e2e_soak): `swiftlet serve` on a SmolLM2-135M-shape
 # Q8_0 model with 2 threads, 32 clients (4x --max-running 8) of mixed
 # classes, 10% hanging up mid-stream, for SOAK_SECONDS (default 600).

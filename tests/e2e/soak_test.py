@@ -7,7 +7,7 @@ memory stayed flat (within 5% after the warm-up fifth).
 
     soak_test.py SWIFTLET SHARED_DIR [--duration SECONDS] [--report FILE]
 
-CI runs 60 seconds; scripts/soak.sh runs 10 minutes on a bigger model and
+CI runs 30 seconds; scripts/soak.sh runs 10 minutes on a bigger model and
 writes the figures for docs/PERFORMANCE.md.
 """
 
