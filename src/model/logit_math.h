@@ -12,8 +12,10 @@ namespace swiftlet {
 // -87 (under 2^-125 of the largest), and 0 for NaN (never drawn, as
 // ArgMaxRow never picks one; max skips them). The exponent is (x[i] - max)
 // times 1 / temperature (divided by it when that overflows); the exp is
-// within 2 ulp (kernels/kernel_exp.h), the same bits on every ISA. Returns
-// max: -inf when every x is -inf or NaN. n >= 1, temperature > 0.
+// within 2 ulp (kernels/kernel_exp.h), and the whole is
+// kernels/logit_weights.h's, the same bits on every ISA. Returns max; when
+// it is not finite (every x -inf or NaN: -inf; or a +inf), x is left as it
+// was. n >= 1, temperature > 0.
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
 
 // The sum of x[0..n) in double, in four independent chains (one would wait
