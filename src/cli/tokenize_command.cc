@@ -52,6 +52,7 @@ bool ReadBoundedLine(std::string& line, bool& too_long) {
     }
     line.push_back(static_cast<char>(c));
   }
+  if (c == EOF && std::ferror(stdin)) return false;  // Reported by the caller.
   return c == '\n' || !line.empty();
 }
 
@@ -63,12 +64,18 @@ int TokenizeJsonLines(const Tokenizer& tokenizer, bool bos) {
     if (too_long) return ReportError(where + "longer than " + std::to_string(kMaxJsonlLineBytes) + " bytes");
     // nlohmann's parser stops at a raw NUL as at the end of its input.
     if (line.find('\0') != std::string::npos) return ReportError(where + "a raw NUL byte (JSON writes \\u0000)");
+    // Only a string is parsed: 16 MiB of "[[[[..." would build millions of
+    // nested arrays (a gigabyte) before failing.
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] != '"') {
+      return ReportError(where + "not a JSON string (--jsonl reads one a line)");
+    }
     nlohmann::json text = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!text.is_string()) return ReportError(where + "not a JSON string (--jsonl reads one a line)");
     PrintIds(tokenizer.Encode(text.get_ref<const std::string&>(), bos));
   }
   if (std::ferror(stdin)) return ReportError("reading stdin failed");
-  return std::fflush(stdout) == 0 ? 0 : ReportError("writing stdout failed");
+  return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : ReportError("writing stdout failed");
 }
 
 int RunTokenize(const TokenizeOptions& o) {

@@ -38,14 +38,14 @@ TokenLogprobs ComputeLogprobs(std::span<const float> logits, int32_t chosen, int
   SWIFTLET_CHECK(!logits.empty() && chosen >= 0 && static_cast<size_t>(chosen) < logits.size() && top >= 0);
   const auto n = static_cast<int64_t>(logits.size());
   scratch.assign(logits.begin(), logits.end());
-  // e^(x - max) in place (0 for NaN), then their sum.
+  // e^(x - max) in place (0 for NaN), then their sum: where max is finite
+  // (otherwise the row is left as it was, and log Z is not needed).
   const float max = ExpOfLogitsInPlace(scratch.data(), n, 1.0f);
-  const double sum = SumOfWeights(scratch.data(), n);
   // log Z = max + log(sum); every logprob is x - log Z, in double so that
   // a logit far below the max keeps its digits. A broken model's rows: with
   // a +inf logit the +inf ids share all the mass; with none above -inf no
   // id has any; a NaN logit has none either way.
-  const double log_z = static_cast<double>(max) + std::log(sum);
+  const double log_z = std::isfinite(max) ? static_cast<double>(max) + std::log(SumOfWeights(scratch.data(), n)) : 0.0;
   double inf_logprob = -INFINITY;  // An id at +inf, when the max is +inf.
   if (max == INFINITY) {
     const auto at_inf = std::count(logits.begin(), logits.end(), INFINITY);

@@ -19,7 +19,8 @@ float LogitWeightsScalar(float* x, int64_t n, float scale) {
     m3 = std::max(m3, x[i + 3]);
   }
   for (int64_t i = whole; i < n; ++i) m0 = std::max(m0, x[i]);
-  const float max = std::max(std::max(m0, m1), std::max(m2, m3));
+  // + 0: a -0 max is +0, whichever zero the chains met first.
+  const float max = std::max(std::max(m0, m1), std::max(m2, m3)) + 0.0f;
   if (!std::isfinite(max)) return max;
   for (int64_t i = 0; i < n; ++i) x[i] = std::isnan(x[i]) ? 0.0f : SoftmaxWeight((x[i] - max) * scale);
   return max;

@@ -13,7 +13,7 @@
 
 namespace swiftlet {
 
-// Returns max; when it is not finite (every value -inf or NaN, or a +inf)
+// Returns max (+0 where it is a zero); when it is not finite (every value -inf or NaN, or a +inf)
 // the row is left as it was. n >= 1; scale > 0 and finite.
 using LogitWeightsFn = float (*)(float* x, int64_t n, float scale);
 

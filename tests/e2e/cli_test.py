@@ -277,6 +277,12 @@ class RunAndTokenize(Tmp):
         err(jsonl(b'"a"\n"b"\x00\n'), "stdin line 2", "NUL")
         err(jsonl(b'"' + b"a" * (16 << 20) + b'"\n'), "stdin line 1", "longer than")
         self.assertEqual(jsonl(b"").stdout, "")
+        # CRLF line ends, and a last line without one, are lines too.
+        crlf = jsonl(b'"Hello world"\r\n  "Hello world"')
+        self.assertEqual(crlf.returncode, 0, crlf.stderr)
+        ids = run("tokenize", "-m", VOCAB, "--text", "Hello world").stdout
+        self.assertEqual(crlf.stdout, ids + ids)
+        err(jsonl(b"[" * 100000 + b"\n"), "stdin line 1", "not a JSON string")
         err(run("tokenize", "-m", VOCAB, check=False), "--text", "--jsonl")
         err(run("tokenize", "-m", VOCAB, "--text", "a", "--jsonl", check=False), "excludes")
 

@@ -72,6 +72,22 @@ TEST(LogitWeightsTest, NoFiniteMaxLeavesTheRowAsItWas) {
   }
 }
 
+TEST(LogitWeightsTest, AZeroMaxIsPlusZero) {
+  for (KernelIsa isa : {KernelIsa::kScalar, KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (!CpuSupports(isa)) continue;  // not on this CPU
+    for (int64_t n : {3, 16, 40, 100}) {
+      std::vector<float> x(n, -1.0f);
+      x[1] = -0.0f;
+      x[n - 1] = 0.0f;
+      EXPECT_EQ(std::bit_cast<uint32_t>(LogitWeightsFor(isa)(x.data(), n, 2.0f)), 0u) << KernelIsaName(isa) << " " << n;
+      EXPECT_EQ(x[1], 1.0f);
+      EXPECT_EQ(x[n - 1], 1.0f);
+      x.assign(n, -0.0f);  // Only -0: still +0.
+      EXPECT_EQ(std::bit_cast<uint32_t>(LogitWeightsFor(isa)(x.data(), n, 2.0f)), 0u) << KernelIsaName(isa) << " " << n;
+    }
+  }
+}
+
 // A row for the twins: `spread` apart (some far enough below the max that
 // their weight is 0, some either side of the exp's floor), NaN and -inf
 // sprinkled when `holes`, the max at `at`, and a -0/+0 tie for the max
@@ -108,7 +124,8 @@ TEST(LogitWeightsTest, EverySimdTwinGivesTheScalarBits) {
         std::vector<float> want = x, got = x;
         const float want_max = LogitWeightsScalar(want.data(), n, scale);
         const float got_max = fn(got.data(), n, scale);
-        ASSERT_EQ(got_max, want_max) << KernelIsaName(isa) << " n " << n << " variant " << variant;
+        ASSERT_EQ(std::bit_cast<uint32_t>(got_max), std::bit_cast<uint32_t>(want_max))
+            << KernelIsaName(isa) << " n " << n << " variant " << variant;
         for (int64_t i = 0; i < n; ++i) {
           ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
               << KernelIsaName(isa) << " n " << n << " variant " << variant << " id " << i << ": " << got[i]

@@ -26,11 +26,12 @@ namespace {
 // quantization depends on its own values alone, so for the block types each
 // row is a random choice of blocks from a pool quantized once per type and
 // scale: the K-quant quantizers' search, not the code under test, was three
-// quarters of these tests' time (45 s of the kernel tests under qemu). So
-// that no two rows are alike (a kernel that mixed rows up would hide
-// behind copies), each copied block gets a random byte in its middle,
-// which for every block type tested is a byte of codes: any value is a
-// valid block.
+// quarters of these tests' time (45 s of the kernel tests under qemu). Each
+// copied block gets a random byte in its middle, and each row's first
+// block its index in the two bytes there, so no two rows are alike (a
+// kernel that mixed rows up would hide behind copies): for every block
+// type tested those are bytes of codes (kernels/quant_blocks.h), where any
+// value is a valid block.
 std::vector<uint8_t> QuantizedWeights(TensorType type, int64_t n_in, int64_t n_out, float scale,
                                       std::mt19937& rng) {
   uint64_t row_bytes = 0;
@@ -59,6 +60,10 @@ std::vector<uint8_t> QuantizedWeights(TensorType type, int64_t n_in, int64_t n_o
   for (uint64_t at = 0; at < wq.size(); at += block_bytes) {
     std::memcpy(wq.data() + at, pool.data() + (rng() % kPoolBlocks) * block_bytes, block_bytes);
     wq[at + block_bytes / 2] = static_cast<uint8_t>(rng());
+  }
+  for (int64_t o = 0; o < n_out; ++o) {  // The row's index in its first block: no two alike.
+    wq[o * row_bytes + block_bytes / 2] = static_cast<uint8_t>(o);
+    wq[o * row_bytes + block_bytes / 2 + 1] = static_cast<uint8_t>(o >> 8);
   }
   return wq;
 }
