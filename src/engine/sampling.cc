@@ -30,6 +30,13 @@ bool Before(const TokenProb& a, const TokenProb& b) {
   return a.p > b.p || (a.p == b.p && a.id < b.id);
 }
 
+// Top-p's buckets of p's leading bits. p is in [0, 1] (the largest weight
+// is exactly 1): bits 19.. of a non-negative float are its exponent and 4
+// mantissa bits, at most 1.0f's 0x7f0; a larger p never has a smaller
+// bucket.
+constexpr uint32_t kTopPBuckets = (0x3f800000u >> 19) + 1;
+uint32_t TopPBucket(float p) { return std::min(std::bit_cast<uint32_t>(p) >> 19, kTopPBuckets - 1); }
+
 }  // namespace
 
 absl::Status ValidateSamplingParams(const SamplingParams& p) {
@@ -124,6 +131,15 @@ int32_t Sampler::Sample(std::span<float> logits,
       // Nothing truncates: the draw reads the row itself.
       return static_cast<int32_t>(DrawIndex(logits.size(), [&](size_t i) { return logits[i]; }));
     }
+    if (params_.top_p == 1.0f) {
+      MinPOfRow(logits);
+      return Draw();
+    }
+    if (logits.size() > kSortedTopPCandidates) {
+      TopPOfRow(logits);
+      if (params_.min_p > 0.0f) MinP();
+      return Draw();
+    }
     AllCandidates(logits);
   }
   if (params_.top_p < 1.0f) TopP();
@@ -194,11 +210,8 @@ void Sampler::TopP() {
   size_t first = 0, last = candidates_.size();
   double head = 0.0;  // The mass of [0, first).
   if (candidates_.size() > kSortedTopPCandidates) {
-    // p is in [0, 1] (Softmax's max is exactly 1): bits 19.. of a
-    // non-negative float are its exponent and 4 mantissa bits, at most
-    // 1.0f's 0x7f0.
-    constexpr uint32_t kBuckets = (0x3f800000u >> 19) + 1;
-    auto bucket = [](float p) { return std::min(std::bit_cast<uint32_t>(p) >> 19, kBuckets - 1); };
+    constexpr uint32_t kBuckets = kTopPBuckets;
+    auto bucket = TopPBucket;
     std::array<double, kBuckets> mass{};
     for (const TokenProb& c : candidates_) mass[bucket(c.p)] += c.p;
     uint32_t boundary = 0;
@@ -237,6 +250,90 @@ void Sampler::TopP() {
   candidates_.resize(keep);
   total_ = 0.0;
   for (const TokenProb& c : candidates_) total_ += c.p;
+}
+
+void Sampler::TopPOfRow(std::span<const float> p) {
+  const double threshold = static_cast<double>(params_.top_p) * total_;
+  // TopP's buckets, summed straight from the row. Four histograms, by id
+  // mod 4: most ids of a row fall in a few buckets, and one histogram made
+  // each add wait on the last one's store to the same bucket.
+  std::array<std::array<double, kTopPBuckets>, 4> parts{};
+  const size_t n = p.size(), whole = n - n % 4;
+  for (size_t i = 0; i < whole; i += 4) {
+    parts[0][TopPBucket(p[i])] += p[i];
+    parts[1][TopPBucket(p[i + 1])] += p[i + 1];
+    parts[2][TopPBucket(p[i + 2])] += p[i + 2];
+    parts[3][TopPBucket(p[i + 3])] += p[i + 3];
+  }
+  for (size_t i = whole; i < n; ++i) parts[0][TopPBucket(p[i])] += p[i];
+  // The buckets from the top: the one where the head reaches the threshold.
+  double head = 0.0;  // The mass of the buckets above it.
+  uint32_t boundary = kTopPBuckets;
+  for (uint32_t b = kTopPBuckets; b-- > 0;) {
+    const double mass = (parts[0][b] + parts[1][b]) + (parts[2][b] + parts[3][b]);
+    if (head + mass >= threshold) {
+      boundary = b;
+      break;
+    }
+    head += mass;
+  }
+  if (boundary == kTopPBuckets) {
+    // Rounding left the whole mass short of it: keep every candidate.
+    AllCandidates(p);
+    return;
+  }
+  // One pass, without a branch on p: every id above the boundary bucket
+  // goes to the front (in id order), every id in it to the back (in
+  // falling id order). Both stores are made for every id, and only the
+  // matching side's count moves, so a store past a side's end is scratch;
+  // before id i, the two sides hold at most i ids between them, so neither
+  // store reaches the other side's kept ids (where they meet, both write
+  // the same id).
+  candidates_.resize(n);
+  TokenProb* c = candidates_.data();
+  size_t above = 0, at = n;
+  for (size_t i = 0; i < n; ++i) {
+    const TokenProb t{static_cast<int32_t>(i), p[i]};
+    const uint32_t b = TopPBucket(p[i]);
+    c[above] = t;
+    above += b > boundary;
+    c[at - 1] = t;
+    at -= b == boundary;
+  }
+  // The boundary bucket sorted, cut where the head reaches the threshold,
+  // and moved up behind the ids above it.
+  std::sort(c + at, c + n, Before);
+  double cumulative = head;
+  size_t keep = n - at;  // If rounding leaves the sum short, keep them all.
+  for (size_t j = at; j < n; ++j) {
+    cumulative += c[j].p;
+    if (cumulative >= threshold) {
+      keep = j + 1 - at;
+      break;
+    }
+  }
+  std::copy(c + at, c + at + keep, c + above);
+  candidates_.resize(above + keep);
+  total_ = 0.0;
+  for (const TokenProb& t : candidates_) total_ += t.p;
+}
+
+void Sampler::MinPOfRow(std::span<const float> p) {
+  // MinP's cut against the largest weight, which is 1: the ids it keeps,
+  // in id order, written without a branch on p (a store past the end is
+  // scratch).
+  const float threshold = params_.min_p;
+  candidates_.resize(p.size());
+  TokenProb* c = candidates_.data();
+  size_t kept = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    c[kept] = {static_cast<int32_t>(i), p[i]};
+    kept += p[i] >= threshold;
+  }
+  candidates_.resize(kept);
+  double total = 0.0;
+  for (const TokenProb& t : candidates_) total += t.p;
+  total_ = total;
 }
 
 void Sampler::MinP() {

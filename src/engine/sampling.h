@@ -20,6 +20,7 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,6 +55,28 @@ struct TokenProb {
   int32_t id;
   float p;
 };
+
+namespace sampling_internal {
+// std::allocator whose resize leaves new elements default-initialized (for
+// TokenProb: unwritten): the candidates' scratch is sized to the vocabulary
+// and written before it is read, and zeroing it first cost a pass.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+}  // namespace sampling_internal
 
 // One per request; owns its processors, RNG and scratch buffers (sized to the
 // vocabulary on first use, reused afterwards). Not thread-safe: one thread at
@@ -97,6 +120,11 @@ class Sampler {
   bool Softmax();
   void TopP();
   void MinP();
+  // TopP and MinP over every id of a row of weights (ExpOfLogitsInPlace's:
+  // never NaN, the largest exactly 1) without copying the row into
+  // candidates first: candidates_ gets only what is kept.
+  void TopPOfRow(std::span<const float> p);
+  void MinPOfRow(std::span<const float> p);
   int32_t Draw();  // From candidates_.
   // The index of the first of n items (p(i) their probabilities, total_
   // their sum) whose running sum passes a uniform draw times total_.
@@ -109,7 +137,8 @@ class Sampler {
   SamplingParams params_;
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;
   std::mt19937_64 rng_;
-  std::vector<TokenProb> candidates_;  // scratch, capacity = vocabulary
+  // Scratch, capacity = vocabulary.
+  std::vector<TokenProb, sampling_internal::UninitializedAllocator<TokenProb>> candidates_;
   double total_ = 0.0;                 // sum of candidates_[i].p
 };
 

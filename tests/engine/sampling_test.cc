@@ -439,6 +439,77 @@ TEST(SamplerTest, LargeVocabularyCandidatesMatchReference) {
   }
 }
 
+// Top-p then min-p, and min-p alone, over more ids than TopP sorts whole
+// (the row's own passes, without a copy of every id): the candidates equal
+// a reference that sorts every id by its probability in double, and no id
+// appears twice.
+TEST(SamplerTest, TopPAndMinPOverManyIdsMatchReference) {
+  std::mt19937 gen(8);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (size_t vocab : {1025, 5000, 150001}) {
+    std::vector<float> logits(vocab);
+    for (float& l : logits) l = normal(gen);
+    logits[vocab / 3] = -std::numeric_limits<float>::infinity();
+    for (float temperature : {0.5f, 1.3f}) {
+      const std::vector<double> probs = RefSoftmax(logits, temperature);
+      std::vector<int32_t> order(vocab);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return probs[a] > probs[b]; });
+      const double p_max = probs[order[0]];
+      for (float top_p : {1.0f, 0.3f, 0.9f}) {
+        for (float min_p : {0.0f, 0.02f, 0.3f}) {
+          if (top_p == 1.0f && min_p == 0.0f) continue;  // no candidates: the row itself
+          std::set<int32_t> want;
+          double cumulative = 0;
+          for (int32_t id : order) {
+            if (top_p < 1.0f && cumulative >= top_p) break;
+            cumulative += probs[id];
+            if (probs[id] >= min_p * p_max) want.insert(id);
+          }
+          SamplingParams params;
+          params.temperature = temperature;
+          params.top_p = top_p;
+          params.min_p = min_p;
+          Sampler s(params);
+          const int32_t token = SampleOnce(s, logits);
+          std::vector<int32_t> got_ids;
+          for (const TokenProb& c : s.last_candidates()) got_ids.push_back(c.id);
+          const std::set<int32_t> got(got_ids.begin(), got_ids.end());
+          SCOPED_TRACE(::testing::Message() << "vocab " << vocab << " t " << temperature << " top_p " << top_p
+                                            << " min_p " << min_p);
+          EXPECT_EQ(got.size(), got_ids.size());
+          EXPECT_EQ(got, want);
+          EXPECT_TRUE(want.count(token));
+        }
+      }
+    }
+  }
+}
+
+// The draw over what top-p keeps of many ids: a few ids carry most of the
+// mass among 3,000 near -inf; each is drawn at its renormalized probability.
+TEST(SamplerTest, TopPOverManyIdsDrawsAtTheRenormalizedProbabilities) {
+  std::vector<float> logits(3000, -30.0f);
+  const std::vector<float> heavy = {2.0f, 1.5f, 1.0f, 0.5f, 0.0f};
+  const std::vector<int32_t> at = {2999, 7, 1500, 0, 2000};
+  for (size_t i = 0; i < heavy.size(); ++i) logits[at[i]] = heavy[i];
+  SamplingParams params;
+  params.top_p = 0.85f;
+  params.seed = 17;
+  const std::vector<double> probs = RefSoftmax(logits, 1.0);
+  // Sorted: ids 2999, 7, 1500, 0, 2000; the first three hold 0.4, 0.24
+  // and 0.15 of the mass (0.79), the fourth brings it past 0.85.
+  double kept = 0;
+  for (int i = 0; i < 4; ++i) kept += probs[at[i]];
+  ASSERT_LT(kept - probs[at[3]], 0.85);
+  ASSERT_GE(kept, 0.85);
+  std::vector<double> want(logits.size(), 0.0);
+  for (int i = 0; i < 4; ++i) want[at[i]] = probs[at[i]] / kept;
+  const std::vector<int> counts = SampleCounts(params, logits, 20000);
+  EXPECT_LT(ChiSquare(counts, want), 40.0);
+  ExpectWithinFiveSigma(counts, want);
+}
+
 // The candidate ids of one draw.
 std::set<int32_t> CandidateIds(const SamplingParams& params, const std::vector<float>& logits) {
   Sampler s(params);
