@@ -37,6 +37,37 @@ bool Before(const TokenProb& a, const TokenProb& b) {
 constexpr uint32_t kTopPBuckets = (0x3f800000u >> 19) + 1;
 uint32_t TopPBucket(float p) { return std::min(std::bit_cast<uint32_t>(p) >> 19, kTopPBuckets - 1); }
 
+// The mass of n weights p(i) in each bucket. Four histograms, by i mod 4:
+// most weights of a row fall in a few buckets, and one histogram made each
+// add wait on the last one's store to the same bucket.
+template <typename P>
+std::array<double, kTopPBuckets> TopPBucketMass(size_t n, const P& p) {
+  std::array<std::array<double, kTopPBuckets>, 4> parts{};
+  const size_t whole = n - n % 4;
+  for (size_t i = 0; i < whole; i += 4) {
+    parts[0][TopPBucket(p(i))] += p(i);
+    parts[1][TopPBucket(p(i + 1))] += p(i + 1);
+    parts[2][TopPBucket(p(i + 2))] += p(i + 2);
+    parts[3][TopPBucket(p(i + 3))] += p(i + 3);
+  }
+  for (size_t i = whole; i < n; ++i) parts[0][TopPBucket(p(i))] += p(i);
+  std::array<double, kTopPBuckets> mass;
+  for (uint32_t b = 0; b < kTopPBuckets; ++b) mass[b] = (parts[0][b] + parts[1][b]) + (parts[2][b] + parts[3][b]);
+  return mass;
+}
+
+// The buckets from the top: the one where the head's mass reaches
+// `threshold`, with the mass of the buckets above it in `head`; or
+// kTopPBuckets when rounding left the whole mass short of it.
+uint32_t TopPBoundary(const std::array<double, kTopPBuckets>& mass, double threshold, double& head) {
+  head = 0.0;
+  for (uint32_t b = kTopPBuckets; b-- > 0;) {
+    if (head + mass[b] >= threshold) return b;
+    head += mass[b];
+  }
+  return kTopPBuckets;
+}
+
 }  // namespace
 
 absl::Status ValidateSamplingParams(const SamplingParams& p) {
@@ -210,26 +241,14 @@ void Sampler::TopP() {
   size_t first = 0, last = candidates_.size();
   double head = 0.0;  // The mass of [0, first).
   if (candidates_.size() > kSortedTopPCandidates) {
-    constexpr uint32_t kBuckets = kTopPBuckets;
-    auto bucket = TopPBucket;
-    std::array<double, kBuckets> mass{};
-    for (const TokenProb& c : candidates_) mass[bucket(c.p)] += c.p;
-    uint32_t boundary = 0;
-    bool reached = false;
-    for (uint32_t b = kBuckets; b-- > 0;) {
-      if (head + mass[b] >= threshold) {
-        boundary = b;
-        reached = true;
-        break;
-      }
-      head += mass[b];
-    }
-    if (!reached) {
+    const uint32_t boundary = TopPBoundary(
+        TopPBucketMass(candidates_.size(), [&](size_t i) { return candidates_[i].p; }), threshold, head);
+    if (boundary == kTopPBuckets) {
       // Rounding left the whole mass short of it: keep every candidate.
       first = last;
     } else {
-      auto is_above = [&](const TokenProb& c) { return bucket(c.p) > boundary; };
-      auto is_boundary = [&](const TokenProb& c) { return bucket(c.p) == boundary; };
+      auto is_above = [&](const TokenProb& c) { return TopPBucket(c.p) > boundary; };
+      auto is_boundary = [&](const TokenProb& c) { return TopPBucket(c.p) == boundary; };
       const auto mid = std::partition(candidates_.begin(), candidates_.end(), is_above);
       const auto end = std::partition(mid, candidates_.end(), is_boundary);
       first = static_cast<size_t>(mid - candidates_.begin());
@@ -254,29 +273,10 @@ void Sampler::TopP() {
 
 void Sampler::TopPOfRow(std::span<const float> p) {
   const double threshold = static_cast<double>(params_.top_p) * total_;
-  // TopP's buckets, summed straight from the row. Four histograms, by id
-  // mod 4: most ids of a row fall in a few buckets, and one histogram made
-  // each add wait on the last one's store to the same bucket.
-  std::array<std::array<double, kTopPBuckets>, 4> parts{};
-  const size_t n = p.size(), whole = n - n % 4;
-  for (size_t i = 0; i < whole; i += 4) {
-    parts[0][TopPBucket(p[i])] += p[i];
-    parts[1][TopPBucket(p[i + 1])] += p[i + 1];
-    parts[2][TopPBucket(p[i + 2])] += p[i + 2];
-    parts[3][TopPBucket(p[i + 3])] += p[i + 3];
-  }
-  for (size_t i = whole; i < n; ++i) parts[0][TopPBucket(p[i])] += p[i];
-  // The buckets from the top: the one where the head reaches the threshold.
-  double head = 0.0;  // The mass of the buckets above it.
-  uint32_t boundary = kTopPBuckets;
-  for (uint32_t b = kTopPBuckets; b-- > 0;) {
-    const double mass = (parts[0][b] + parts[1][b]) + (parts[2][b] + parts[3][b]);
-    if (head + mass >= threshold) {
-      boundary = b;
-      break;
-    }
-    head += mass;
-  }
+  // TopP's buckets, summed straight from the row.
+  const size_t n = p.size();
+  double head = 0.0;  // The mass of the buckets above the boundary.
+  const uint32_t boundary = TopPBoundary(TopPBucketMass(n, [&](size_t i) { return p[i]; }), threshold, head);
   if (boundary == kTopPBuckets) {
     // Rounding left the whole mass short of it: keep every candidate.
     AllCandidates(p);

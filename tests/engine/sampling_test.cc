@@ -525,6 +525,36 @@ std::set<int32_t> IdRange(int32_t first, int32_t end) {
   return ids;
 }
 
+// Top-k keeping more than TopP sorts whole (k > V / 16), then top-p over
+// those candidates: the same reference, applied to the top k.
+TEST(SamplerTest, TopPOverManyTopKCandidatesMatchesReference) {
+  std::mt19937 gen(9);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(40000);
+  for (float& l : logits) l = normal(gen);
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  for (int32_t k : {3000, 20000}) {
+    for (float top_p : {0.2f, 0.9f}) {
+      std::vector<float> top(static_cast<size_t>(k));
+      for (int32_t i = 0; i < k; ++i) top[static_cast<size_t>(i)] = logits[static_cast<size_t>(order[i])];
+      const std::vector<double> probs = RefSoftmax(top, 0.9);  // in `order`'s order
+      std::set<int32_t> want;
+      double cumulative = 0;
+      for (int32_t i = 0; i < k && cumulative < top_p; ++i) {
+        cumulative += probs[static_cast<size_t>(i)];
+        want.insert(order[i]);
+      }
+      SamplingParams params;
+      params.temperature = 0.9f;
+      params.top_k = k;
+      params.top_p = top_p;
+      EXPECT_EQ(CandidateIds(params, logits), want) << "k " << k << " top_p " << top_p;
+    }
+  }
+}
+
 TEST(SamplerTest, TopKOfAFewAmongManyKeepsTheLowestIdsOfATie) {
   // 20,000 ids (top-k takes a single pass for k this small): all tie but
   // id 15,000, the best; the other four are the lowest ids, not the last
