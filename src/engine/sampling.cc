@@ -157,11 +157,15 @@ int32_t Sampler::Sample(std::span<float> logits,
     // Every id: the exps over the row on the kernels' SIMD exp, in place.
     const float max = ExpOfLogitsInPlace(logits.data(), static_cast<int64_t>(logits.size()), params_.temperature);
     if (!std::isfinite(max)) return kNoToken;  // Every id masked or NaN, or a +inf.
-    total_ = SumOfWeights(logits.data(), static_cast<int64_t>(logits.size()));
+    const auto n = static_cast<int64_t>(logits.size());
     if (params_.top_p == 1.0f && params_.min_p == 0.0f) {
-      // Nothing truncates: the draw reads the row itself.
-      return static_cast<int32_t>(DrawIndex(logits.size(), [&](size_t i) { return logits[i]; }));
+      // Nothing truncates: the draw reads the row itself, through its
+      // block sums (one running sum an id would wait on every add).
+      block_sums_.resize(static_cast<size_t>(WeightBlocks(n)));
+      total_ = WeightBlockSums(logits.data(), n, block_sums_.data());
+      return static_cast<int32_t>(DrawFromWeights(logits.data(), n, block_sums_.data(), Uniform() * total_));
     }
+    total_ = SumOfWeights(logits.data(), n);
     if (params_.top_p == 1.0f) {
       MinPOfRow(logits);
       return Draw();
@@ -352,13 +356,15 @@ int32_t Sampler::Draw() {
   return candidates_[DrawIndex(candidates_.size(), [&](size_t i) { return candidates_[i].p; })].id;
 }
 
-template <typename P>
-size_t Sampler::DrawIndex(size_t n, const P& p) {
+double Sampler::Uniform() {
   // 53 random bits -> [0, 1) exactly as a double holds them; independent of
   // the standard library's distribution implementations.
-  const double u =
-      static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
-  const double target = u * total_;
+  return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+template <typename P>
+size_t Sampler::DrawIndex(size_t n, const P& p) {
+  const double target = Uniform() * total_;
   double cumulative = 0.0;
   for (size_t i = 0; i < n; ++i) {
     cumulative += p(i);

@@ -130,6 +130,7 @@ class Sampler {
   // their sum) whose running sum passes a uniform draw times total_.
   template <typename P>
   size_t DrawIndex(size_t n, const P& p);
+  double Uniform();  // The next draw's u in [0, 1).
 
   // TopP sorts at most this many candidates whole; more go through buckets.
   static constexpr size_t kSortedTopPCandidates = 1024;
@@ -140,6 +141,7 @@ class Sampler {
   // Scratch, capacity = vocabulary.
   std::vector<TokenProb, sampling_internal::UninitializedAllocator<TokenProb>> candidates_;
   double total_ = 0.0;                 // sum of candidates_[i].p
+  std::vector<double> block_sums_;     // A whole row's (WeightBlockSums), capacity = vocabulary / 64.
 };
 
 }  // namespace swiftlet

@@ -26,6 +26,36 @@ float LogitWeightsScalar(float* x, int64_t n, float scale) {
   return max;
 }
 
+namespace {
+
+double BlockSumScalar(const float* x) {
+  double lanes[16] = {};
+  for (int64_t v = 0; v < kWeightBlock; v += 16) {
+    for (int l = 0; l < 16; ++l) lanes[l] += static_cast<double>(x[v + l]);
+  }
+  for (int width = 8; width >= 1; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+  }
+  return lanes[0];
+}
+
+}  // namespace
+
+double WeightBlockSumsScalar(const float* x, int64_t n, double* sums) {
+  return logit_weights_internal::SumBlocks(x, n, sums, BlockSumScalar);
+}
+
+WeightBlockSumsFn WeightBlockSumsFor(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kAvx512Vnni:
+    case KernelIsa::kAvx512: return WeightBlockSumsAvx512();
+    case KernelIsa::kAvxVnni:
+    case KernelIsa::kAvx2: return WeightBlockSumsAvx2();
+    case KernelIsa::kScalar: break;
+  }
+  return WeightBlockSumsScalar;
+}
+
 LogitWeightsFn LogitWeightsFor(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kAvx512Vnni:

@@ -19,5 +19,6 @@ namespace {
 }  // namespace
 
 LogitWeightsFn LogitWeightsAvx2() { return LogitWeights; }
+WeightBlockSumsFn WeightBlockSumsAvx2() { return WeightBlockSums; }
 
 }  // namespace swiftlet

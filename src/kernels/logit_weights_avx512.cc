@@ -19,5 +19,6 @@ namespace {
 }  // namespace
 
 LogitWeightsFn LogitWeightsAvx512() { return LogitWeights; }
+WeightBlockSumsFn WeightBlockSumsAvx512() { return WeightBlockSums; }
 
 }  // namespace swiftlet

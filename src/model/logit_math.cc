@@ -26,17 +26,48 @@ float ExpOfLogitsInPlace(float* x, int64_t n, float temperature) {
   return max;
 }
 
-double SumOfWeights(const float* x, int64_t n) {
-  const int64_t whole = n - n % 4;
-  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
-  for (int64_t i = 0; i < whole; i += 4) {
-    t0 += x[i];
-    t1 += x[i + 1];
-    t2 += x[i + 2];
-    t3 += x[i + 3];
+namespace {
+
+// The last id in [begin, end) of weight above 0; -1 when none.
+int64_t LastWeighted(const float* x, int64_t begin, int64_t end) {
+  for (int64_t i = end; i-- > begin;) {
+    if (x[i] > 0.0f) return i;
   }
-  for (int64_t i = whole; i < n; ++i) t0 += x[i];
-  return (t0 + t1) + (t2 + t3);
+  return -1;
+}
+
+WeightBlockSumsFn ChosenWeightBlockSums() {
+  static const WeightBlockSumsFn sums = WeightBlockSumsFor(ChosenKernelIsa());
+  return sums;
+}
+
+}  // namespace
+
+int64_t WeightBlocks(int64_t n) { return (n + kWeightBlock - 1) / kWeightBlock; }
+
+double WeightBlockSums(const float* x, int64_t n, double* sums) { return ChosenWeightBlockSums()(x, n, sums); }
+
+double SumOfWeights(const float* x, int64_t n) { return ChosenWeightBlockSums()(x, n, nullptr); }
+
+int64_t DrawFromWeights(const float* x, int64_t n, const double* sums, double target) {
+  double below = 0.0;  // The blocks before b.
+  for (int64_t b = 0, begin = 0; begin < n; ++b, begin += kWeightBlock) {
+    const double through = below + sums[b];
+    if (through > target) {
+      // A block that passes has a weight above 0 (a sum of 0 adds
+      // nothing), and so does the id whose add passes target.
+      const int64_t end = std::min(begin + kWeightBlock, n);
+      double running = below;
+      for (int64_t i = begin; i < end; ++i) {
+        running += static_cast<double>(x[i]);
+        if (running > target) return i;
+      }
+      return LastWeighted(x, begin, end);  // The block's own order passed, this one not.
+    }
+    below = through;
+  }
+  const int64_t last = LastWeighted(x, 0, n);
+  return last >= 0 ? last : n - 1;
 }
 
 int32_t ArgMaxOfLogits(const float* x, int64_t n) {

@@ -18,9 +18,27 @@ namespace swiftlet {
 // was. n >= 1, temperature > 0.
 float ExpOfLogitsInPlace(float* x, int64_t n, float temperature);
 
-// The sum of x[0..n) in double, in four independent chains (one would wait
-// on each add): the normalizer of ExpOfLogitsInPlace's weights.
+// How many block sums a row of n weights has (blocks of 64 ids,
+// kernels/logit_weights.h's kWeightBlock).
+int64_t WeightBlocks(int64_t n);
+
+// kernels/logit_weights.h's block sums of a row of weights (finite, >= 0)
+// on this CPU's SIMD twin (the same bits on every one): sums[b] for ids
+// [64b, 64b + 64), WeightBlocks(n) of them; returns their sum in order, the
+// normalizer of ExpOfLogitsInPlace's weights and the total that
+// DrawFromWeights walks. n >= 1.
+double WeightBlockSums(const float* x, int64_t n, double* sums);
+
+// WeightBlockSums' total (the same bits) without keeping the block sums.
 double SumOfWeights(const float* x, int64_t n);
+
+// The first id whose running sum passes target, over weights x (finite, >=
+// 0) and their WeightBlockSums: the blocks' running sum finds the block,
+// then that block's ids are added to what the blocks before it sum to.
+// Never an id of weight 0. Where rounding leaves target at or past the
+// sum (of the row, or of the block the blocks' sums pointed to), the last
+// id of weight above 0 there. 0 <= target; n >= 1, some x above 0.
+int64_t DrawFromWeights(const float* x, int64_t n, const double* sums, double target);
 
 // ArgMaxRow's answer (core/argmax.h: the first index of the largest
 // non-NaN value, kNoArgMax when none is above -inf) on this CPU's SIMD

@@ -707,5 +707,49 @@ TEST(SamplerTest, DrawUsesTop53BitsOfMt19937_64) {
   }
 }
 
+TEST(SamplerTest, ADrawOverEveryIdTakesTheIdWhereTheExactRunningSumPassesUTimesTheTotal) {
+  // Temperature alone over a large row: the draw walks the row's block
+  // sums, then one block. For each draw's u (the top 53 bits of the seeded
+  // mt19937_64, made here independently), the id whose running sum in long
+  // double first passes u times the total of exp((x - max) / t); draws
+  // where u lands within the weights' rounding of a boundary are skipped.
+  std::mt19937 gen(31);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (int64_t n : {1025, 10000, 151936}) {
+    std::vector<float> logits(static_cast<size_t>(n));
+    for (float& v : logits) v = normal(gen);
+    for (int64_t i = 0; i < n; i += 97) logits[static_cast<size_t>(i)] = -std::numeric_limits<float>::infinity();
+    for (float t : {0.6f, 1.0f}) {
+      const float max = *std::max_element(logits.begin(), logits.end());
+      std::vector<long double> running(static_cast<size_t>(n));
+      long double sum = 0;
+      for (size_t i = 0; i < logits.size(); ++i) {
+        sum += std::exp(static_cast<long double>(logits[i] - max) / t);
+        running[i] = sum;
+      }
+      SamplingParams params;
+      params.temperature = t;
+      params.seed = 77;
+      Sampler s(params);
+      std::mt19937_64 rng(77);
+      int checked = 0;
+      for (int draw = 0; draw < 200; ++draw) {
+        const long double target = static_cast<long double>(rng() >> 11) * 0x1p-53L * sum;
+        const int32_t got = SampleOnce(s, logits);
+        const auto at = std::upper_bound(running.begin(), running.end(), target);
+        ASSERT_NE(at, running.end());
+        const long double slack = 1e-6L * sum;  // the float exps' few ulp, summed
+        if (std::fabs(static_cast<double>(*at - target)) < slack ||
+            (at != running.begin() && std::fabs(static_cast<double>(target - *(at - 1))) < slack)) {
+          continue;
+        }
+        ASSERT_EQ(got, at - running.begin()) << "n " << n << " t " << t << " draw " << draw;
+        ++checked;
+      }
+      EXPECT_GT(checked, 150) << "n " << n << " t " << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swiftlet

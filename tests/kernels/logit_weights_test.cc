@@ -1,9 +1,11 @@
-// A sampler's logit weights: the scalar specification against its formula
-// in double, and every SIMD twin against the scalar one, bit for bit.
+// A sampler's logit weights and their block sums: the scalar specification
+// against its formula (the exponential in double, the sums in long double),
+// and every SIMD twin against the scalar one, bit for bit.
 #include "kernels/logit_weights.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -130,6 +132,79 @@ TEST(LogitWeightsTest, EverySimdTwinGivesTheScalarBits) {
           ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
               << KernelIsaName(isa) << " n " << n << " variant " << variant << " id " << i << ": " << got[i]
               << " vs " << want[i] << " (logit " << x[i] << ")";
+        }
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no SIMD twin on this CPU";
+}
+
+// Weights as a sampler sees them: in [0, 1], the largest 1, many far below
+// it, some exactly 0 (masked ids), and with `holes` whole blocks of 0.
+std::vector<float> Weights(std::mt19937& rng, int64_t n, bool holes) {
+  std::exponential_distribution<float> below_max(0.3f);
+  std::vector<float> w(static_cast<size_t>(n));
+  for (float& v : w) v = std::exp(-below_max(rng));
+  for (int64_t i = 0; i < n; i += 7) w[static_cast<size_t>(i)] = 0.0f;
+  if (holes) {
+    for (int64_t i = 64; i < std::min<int64_t>(n, 192); ++i) w[static_cast<size_t>(i)] = 0.0f;
+  }
+  w[static_cast<size_t>(rng() % n)] = 1.0f;
+  return w;
+}
+
+TEST(WeightBlockSumsTest, ScalarSumsEachBlockOfSixtyFourAndThenTheBlocksInOrder) {
+  std::mt19937 rng(23);
+  for (int64_t n : {1, 5, 63, 64, 65, 200, 4096, 32001}) {
+    const std::vector<float> w = Weights(rng, n, n > 192);
+    const int64_t blocks = (n + kWeightBlock - 1) / kWeightBlock;
+    std::vector<double> sums(static_cast<size_t>(blocks) + 1, -1.0);  // one past: never written
+    const double total = WeightBlockSumsScalar(w.data(), n, sums.data());
+    long double want_total = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      long double want = 0;
+      for (int64_t i = b * kWeightBlock; i < std::min(n, (b + 1) * kWeightBlock); ++i) want += w[static_cast<size_t>(i)];
+      // 64 double adds of terms >= 0: within 64 ulp of the sum.
+      ASSERT_NEAR(sums[static_cast<size_t>(b)], static_cast<double>(want), 1e-14 * static_cast<double>(want))
+          << "n " << n << " block " << b;
+      want_total += want;
+    }
+    EXPECT_EQ(sums[static_cast<size_t>(blocks)], -1.0) << n;
+    EXPECT_NEAR(total, static_cast<double>(want_total), 1e-13 * static_cast<double>(want_total)) << n;
+    // The total is the block sums' own running sum, in order.
+    double running = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) running += sums[static_cast<size_t>(b)];
+    EXPECT_EQ(std::bit_cast<uint64_t>(total), std::bit_cast<uint64_t>(running)) << n;
+    // Without the block sums: the same total.
+    EXPECT_EQ(std::bit_cast<uint64_t>(WeightBlockSumsScalar(w.data(), n, nullptr)), std::bit_cast<uint64_t>(total));
+  }
+}
+
+TEST(WeightBlockSumsTest, EverySimdTwinGivesTheScalarBits) {
+  std::mt19937 rng(24);
+  int checked = 0;
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
+    if (!CpuSupports(isa)) continue;  // not on this CPU
+    const WeightBlockSumsFn fn = WeightBlockSumsFor(isa);
+    std::vector<int64_t> lengths;
+    for (int64_t n = 1; n <= 150; ++n) lengths.push_back(n);  // every short block, every lane
+    for (int64_t n : {1001, 32000, 151936}) lengths.push_back(n);
+    for (int64_t n : lengths) {
+      for (bool holes : {false, true}) {
+        // Weights of every size, so that a sum's order shows in its last bits.
+        std::vector<float> w = Weights(rng, n, holes);
+        for (float& v : w) v *= std::ldexp(1.0f, -static_cast<int>(rng() % 40));
+        const int64_t blocks = (n + kWeightBlock - 1) / kWeightBlock;
+        std::vector<double> want(static_cast<size_t>(blocks)), got(static_cast<size_t>(blocks));
+        const double want_total = WeightBlockSumsScalar(w.data(), n, want.data());
+        const double got_total = fn(w.data(), n, got.data());
+        ASSERT_EQ(std::bit_cast<uint64_t>(got_total), std::bit_cast<uint64_t>(want_total))
+            << KernelIsaName(isa) << " n " << n;
+        ASSERT_EQ(std::bit_cast<uint64_t>(fn(w.data(), n, nullptr)), std::bit_cast<uint64_t>(want_total));
+        for (int64_t b = 0; b < blocks; ++b) {
+          ASSERT_EQ(std::bit_cast<uint64_t>(got[static_cast<size_t>(b)]), std::bit_cast<uint64_t>(want[static_cast<size_t>(b)]))
+              << KernelIsaName(isa) << " n " << n << " block " << b;
         }
         ++checked;
       }
