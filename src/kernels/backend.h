@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 
+#include "core/host_memory.h"
 #include "core/status.h"
 #include "core/tensor_type.h"
 
@@ -166,6 +167,11 @@ class Backend {
   // after every op called before them.
   virtual void Upload(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void Download(void* host_dst, const void* src, size_t bytes) = 0;
+  // Where host buffers that Download fills should come from
+  // (core/host_memory.h): a GPU's copy engine writes page-locked memory at
+  // the bus's rate, and pageable memory through the driver's staging at a
+  // fraction of it. Null: plain memory (the default, and the CPU's).
+  virtual std::shared_ptr<HostMemorySource> HostMemory() { return nullptr; }
   // Starts the ops called so far: a device backend may hold its launches
   // back to issue a run of them at once (a CUDA graph), until a copy or
   // this. They still run in the order called.

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/host_memory.h"
+
 namespace swiftlet {
 
 struct Batch {
@@ -38,13 +40,16 @@ struct Batch {
 
 // Results of a forward pass: one row of n_vocab logits per
 // Batch::output_rows entry, one row of n_embd hidden values per
-// Batch::hidden_rows entry, one token id per Batch::argmax_rows entry.
+// Batch::hidden_rows entry, one token id per Batch::argmax_rows entry. In
+// the host memory the backend copies into fastest (Backend::HostMemory:
+// page-locked for a GPU), which Model::Forward gives them; keeping one
+// ForwardOutput across steps keeps that memory.
 struct ForwardOutput {
-  std::vector<float> values;
+  HostVector<float> values;
   int64_t row_size = 0;
-  std::vector<float> hidden;
+  HostVector<float> hidden;
   int64_t hidden_row_size = 0;
-  std::vector<int32_t> argmax;
+  HostVector<int32_t> argmax;
   const float* Row(int64_t i) const { return values.data() + i * row_size; }
   const float* HiddenRow(int64_t i) const { return hidden.data() + i * hidden_row_size; }
 };

@@ -306,6 +306,12 @@ absl::Status Model::Forward(const Batch& batch, KvStore& cache, ForwardContext& 
   // Where the host reads the backend's memory, results go straight into
   // `out`; otherwise they are computed in staging buffers and copied back.
   const bool direct = be.SharesHostMemory();
+  // `out` in the host memory the backend copies into fastest (page-locked
+  // for a GPU); kept across steps, since `out` is.
+  const std::shared_ptr<HostMemorySource> host_memory = be.HostMemory();
+  UseHostMemory(out.values, host_memory);
+  UseHostMemory(out.hidden, host_memory);
+  UseHostMemory(out.argmax, host_memory);
   const int64_t staged = direct ? 0 : 1;
   // Logits straight into `out` only when every row asked for them is
   // returned: argmax rows' logits never leave the backend's memory.

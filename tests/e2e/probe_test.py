@@ -1,5 +1,5 @@
 """`swiftlet probe` on the test bed (tests/e2e/testbed.py): (d) the probe
-shows each site's configured one-way delay (5/20/80 ms) within 10%; its
+shows each site's configured one-way delay (10/20/80 ms) within 10%; its
 connect and TTFB agree with curl -w on the same link within 10%; the
 download test against serve's /probe/download; loss counted on a lossy
 link; --json.
@@ -17,7 +17,11 @@ import unittest
 import testbed
 
 SWIFTLET, SHARED = sys.argv[1:3]
-DELAYS = (("near", 5), ("mid", 20), ("far", 80))
+# The nearest site 10 ms each way, not 5: the relay is a Python process,
+# and on two cores busy with other tests its wakeups have added over a
+# millisecond to all 15 samples (found: 11.04 ms for 10, and one more such
+# failure since), past 10% of a 10 ms round trip; 10% of 20 ms is 2 ms.
+DELAYS = (("near", 10), ("mid", 20), ("far", 80))
 
 
 def probe(*args):

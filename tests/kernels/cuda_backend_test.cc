@@ -98,6 +98,25 @@ class CudaBackendTest : public ::testing::Test {
   std::unique_ptr<Gpu> mem_;  // Its buffers go before the backends.
 };
 
+TEST_F(CudaBackendTest, DownloadsFillTheBackendsHostMemoryWhichOutlivesTheBackend) {
+  // The forward's outputs live in the backend's host memory (page-locked):
+  // a Qwen-sized step's logits (32 rows of 151,936) come back whole, into a
+  // vector that is freed only after the backend is gone.
+  const std::shared_ptr<HostMemorySource> source = gpu_->HostMemory();
+  ASSERT_NE(source, nullptr);
+  std::vector<float> want(32 * 151936);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<float>(i % 1000003) * 0.5f;
+  const float* device = mem_->Put(want);
+  HostVector<float> got{HostAllocator<float>(source)};
+  got.resize(want.size());
+  gpu_->Download(got.data(), device, want.size() * sizeof(float));
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin()));
+  mem_.reset();
+  gpu_.reset();
+  got.resize(got.size() * 2);  // A new block from the source, the old one freed.
+  got.clear();
+}
+
 TEST_F(CudaBackendTest, EveryOpMatchesTheMathAndTheCpuBackend) {
   Backend& gpu = *gpu_;
   Backend* cpu = cpu_.get();

@@ -45,7 +45,7 @@ std::vector<float> ColdLogits(const Model& m, const std::vector<int32_t>& tokens
   for (size_t i = 0; i < tokens.size(); ++i) batch.Add(tokens[i], static_cast<int32_t>(i), 0, true);
   ForwardOutput out;
   EXPECT_TRUE(m.Forward(batch, *cache, ctx, out).ok());
-  return out.values;
+  return {out.values.begin(), out.values.end()};
 }
 
 PagedKvCache MakePaged(const Model& m, TensorType kv, int64_t n_blocks) {

@@ -54,7 +54,7 @@ GreedyRun Greedy(const Model& m, const std::vector<int32_t>& prompt, int steps,
     if (!st.ok()) return run;
     run.logits.emplace_back(out.Row(0), out.Row(0) + out.row_size);
     const auto largest = static_cast<int32_t>(std::max_element(out.Row(0), out.Row(0) + out.row_size) - out.Row(0));
-    EXPECT_EQ(out.argmax, std::vector<int32_t>{largest}) << "step " << s;
+    EXPECT_EQ(std::vector<int32_t>(out.argmax.begin(), out.argmax.end()), std::vector<int32_t>{largest}) << "step " << s;
     const int32_t next = forced != nullptr ? (*forced)[static_cast<size_t>(s)] : largest;
     run.tokens.push_back(next);
     batch = Batch();

@@ -18,8 +18,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 
 #include "core/argmax.h"
@@ -244,12 +248,54 @@ class CudaWeight final : public ResidentWeight {
   WeightView view_;
 };
 
+// Page-locked host memory (cudaHostAlloc) for the rows a forward's
+// Download fills: the copy engine writes it directly, at the bus's rate.
+// Where the system locks no more pages, plain memory instead (the copy is
+// then only slower, through the driver's staging, as before).
+class PinnedHostMemory final : public HostMemorySource {
+ public:
+  explicit PinnedHostMemory(int device) : device_(device) {}
+
+  void* Allocate(size_t bytes) override {
+    void* p = nullptr;
+    if (cudaSetDevice(device_) == cudaSuccess && cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) {
+      return p;
+    }
+    cudaGetLastError();  // Not sticky; the fallback below is the answer.
+    p = ::operator new(bytes);
+    const std::lock_guard<std::mutex> lock(mu_);
+    pageable_.insert(p);
+    return p;
+  }
+
+  void Free(void* p, size_t) noexcept override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      if (pageable_.erase(p) > 0) {
+        ::operator delete(p);
+        return;
+      }
+    }
+    // At exit the runtime may be unloading already; the memory goes with
+    // the process then.
+    cudaFreeHost(p);
+  }
+
+ private:
+  const int device_;
+  std::mutex mu_;
+  std::unordered_set<void*> pageable_;  // What Allocate could not lock.
+};
+
 class CudaBackend final : public Backend {
  public:
   // tensor_cores: the GPU runs the integer mma (compute capability 8.0 and
   // later); without it the quantized types take the dp4a kernel.
   CudaBackend(int device, cuda_matmul::MatMulKernels kernels, cuda_graphs::GraphOptions graphs)
-      : device_(device), kernels_(kernels), queue_(std::make_shared<CudaQueue>(device, graphs)) {}
+      : device_(device),
+        kernels_(kernels),
+        queue_(std::make_shared<CudaQueue>(device, graphs)),
+        host_memory_(std::make_shared<PinnedHostMemory>(device)) {}
   // Its work is done once it is gone (backend.h): a model's weights are
   // uploaded through a backend of their own, and read on the forward
   // context's stream.
@@ -271,6 +317,7 @@ class CudaBackend final : public Backend {
   void Upload(void* dst, const void* host_src, size_t bytes) override { queue_->CopyToDevice(dst, host_src, bytes); }
   void Flush() override { queue_->Flush(); }
   void Download(void* host_dst, const void* src, size_t bytes) override { queue_->CopyToHost(host_dst, src, bytes); }
+  std::shared_ptr<HostMemorySource> HostMemory() override { return host_memory_; }
 
   absl::StatusOr<std::unique_ptr<ResidentWeight>> PrepareWeight(const WeightView& w, WeightUse,
                                                                 int) override {
@@ -431,6 +478,7 @@ class CudaBackend final : public Backend {
   int device_;
   cuda_matmul::MatMulKernels kernels_;
   std::shared_ptr<CudaQueue> queue_;  // Declared before what it must outlive.
+  std::shared_ptr<PinnedHostMemory> host_memory_;
   std::unique_ptr<DeviceBuffer> activations_;  // Quantized x: quants, scales, quant sums (ScratchBytes).
   QuantizedActivations quantized_{};
 };
