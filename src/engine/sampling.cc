@@ -286,37 +286,37 @@ void Sampler::TopPOfRow(std::span<const float> p) {
     AllCandidates(p);
     return;
   }
-  // One pass, without a branch on p: every id above the boundary bucket
-  // goes to the front (in id order), every id in it to the back (in
-  // falling id order). Both stores are made for every id, and only the
-  // matching side's count moves, so a store past a side's end is scratch;
-  // before id i, the two sides hold at most i ids between them, so neither
-  // store reaches the other side's kept ids (where they meet, both write
-  // the same id).
-  candidates_.resize(n);
+  // One SIMD pass splits the ids (model/logit_math.h): those above the
+  // boundary bucket, and those in it, each in id order. A bucket is a
+  // range of the weights' bits (TopPBucket); the last takes every larger
+  // one.
+  const uint32_t lo = boundary << 19;
+  const uint32_t hi = boundary + 1 == kTopPBuckets ? std::numeric_limits<uint32_t>::max() : (boundary + 1) << 19;
+  const auto room = static_cast<size_t>(SplitIdsRoom(static_cast<int64_t>(n)));
+  split_ids_.resize(2 * room);
+  int32_t* above_ids = split_ids_.data();
+  int32_t* at_ids = above_ids + room;
+  int64_t n_at = 0;
+  const auto above = static_cast<size_t>(
+      SplitIdsByBits(p.data(), static_cast<int64_t>(n), lo, hi, above_ids, at_ids, &n_at));
+  candidates_.resize(above + static_cast<size_t>(n_at));
   TokenProb* c = candidates_.data();
-  size_t above = 0, at = n;
-  for (size_t i = 0; i < n; ++i) {
-    const TokenProb t{static_cast<int32_t>(i), p[i]};
-    const uint32_t b = TopPBucket(p[i]);
-    c[above] = t;
-    above += b > boundary;
-    c[at - 1] = t;
-    at -= b == boundary;
+  for (size_t j = 0; j < candidates_.size(); ++j) {
+    const int32_t id = j < above ? above_ids[j] : at_ids[j - above];
+    c[j] = {id, p[static_cast<size_t>(id)]};
   }
-  // The boundary bucket sorted, cut where the head reaches the threshold,
-  // and moved up behind the ids above it.
-  std::sort(c + at, c + n, Before);
+  // The boundary bucket sorted and cut where the head reaches the
+  // threshold.
+  std::sort(c + above, c + candidates_.size(), Before);
   double cumulative = head;
-  size_t keep = n - at;  // If rounding leaves the sum short, keep them all.
-  for (size_t j = at; j < n; ++j) {
+  size_t keep = static_cast<size_t>(n_at);  // If rounding leaves the sum short, keep them all.
+  for (size_t j = above; j < candidates_.size(); ++j) {
     cumulative += c[j].p;
     if (cumulative >= threshold) {
-      keep = j + 1 - at;
+      keep = j + 1 - above;
       break;
     }
   }
-  std::copy(c + at, c + at + keep, c + above);
   candidates_.resize(above + keep);
   total_ = 0.0;
   for (const TokenProb& t : candidates_) total_ += t.p;

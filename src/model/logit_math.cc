@@ -8,6 +8,7 @@
 #include "kernels/attention_ops.h"
 #include "kernels/cpu_features.h"
 #include "kernels/logit_weights.h"
+#include "kernels/split_ids.h"
 
 namespace swiftlet {
 
@@ -69,6 +70,14 @@ int64_t DrawFromWeights(const float* x, int64_t n, const double* sums, double ta
   const int64_t last = LastWeighted(x, 0, n);
   return last >= 0 ? last : n - 1;
 }
+
+int64_t SplitIdsByBits(const float* p, int64_t n, uint32_t lo, uint32_t hi, int32_t* above, int32_t* at,
+                       int64_t* n_at) {
+  static const SplitIdsFn split = SplitIdsFor(ChosenKernelIsa());
+  return split(p, n, lo, hi, above, at, n_at);
+}
+
+int64_t SplitIdsRoom(int64_t n) { return n + kSplitIdsSlack; }
 
 int32_t ArgMaxOfLogits(const float* x, int64_t n) {
   static const ArgMaxRowFn argmax = ArgMaxRowFor(ChosenKernelIsa());

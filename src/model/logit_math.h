@@ -40,6 +40,14 @@ double SumOfWeights(const float* x, int64_t n);
 // id of weight above 0 there. 0 <= target; n >= 1, some x above 0.
 int64_t DrawFromWeights(const float* x, int64_t n, const double* sums, double target);
 
+// kernels/split_ids.h's split of a row of weights (>= +0) on this CPU's
+// SIMD twin: the ids whose weights' bits are >= hi to `above`, those in
+// [lo, hi) to `at`, both in id order; returns how many went to `above`,
+// *n_at the rest. Each buffer has room for SplitIdsRoom(n) ids.
+int64_t SplitIdsByBits(const float* p, int64_t n, uint32_t lo, uint32_t hi, int32_t* above, int32_t* at,
+                       int64_t* n_at);
+int64_t SplitIdsRoom(int64_t n);
+
 // ArgMaxRow's answer (core/argmax.h: the first index of the largest
 // non-NaN value, kNoArgMax when none is above -inf) on this CPU's SIMD
 // twin (kernels/argmax_row.h). n >= 1.
