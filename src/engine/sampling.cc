@@ -165,11 +165,11 @@ int32_t Sampler::Sample(std::span<float> logits,
       total_ = WeightBlockSums(logits.data(), n, block_sums_.data());
       return static_cast<int32_t>(DrawFromWeights(logits.data(), n, block_sums_.data(), Uniform() * total_));
     }
-    total_ = SumOfWeights(logits.data(), n);
     if (params_.top_p == 1.0f) {
-      MinPOfRow(logits);
+      MinPOfRow(logits);  // Sums what it keeps.
       return Draw();
     }
+    total_ = SumOfWeights(logits.data(), n);  // Top-p's threshold is a share of it.
     if (logits.size() > kSortedTopPCandidates) {
       TopPOfRow(logits);
       if (params_.min_p > 0.0f) MinP();
@@ -324,19 +324,21 @@ void Sampler::TopPOfRow(std::span<const float> p) {
 
 void Sampler::MinPOfRow(std::span<const float> p) {
   // MinP's cut against the largest weight, which is 1: the ids it keeps,
-  // in id order, written without a branch on p (a store past the end is
-  // scratch).
-  const float threshold = params_.min_p;
-  candidates_.resize(p.size());
-  TokenProb* c = candidates_.data();
-  size_t kept = 0;
-  for (size_t i = 0; i < p.size(); ++i) {
-    c[kept] = {static_cast<int32_t>(i), p[i]};
-    kept += p[i] >= threshold;
-  }
+  // in id order, by the SIMD split (p >= min_p is their bits' order, both
+  // being >= +0), with no range between.
+  const uint32_t cut = std::bit_cast<uint32_t>(params_.min_p);
+  const auto room = static_cast<size_t>(SplitIdsRoom(static_cast<int64_t>(p.size())));
+  split_ids_.resize(2 * room);
+  const int32_t* ids = split_ids_.data();
+  int64_t none = 0;
+  const auto kept = static_cast<size_t>(SplitIdsByBits(p.data(), static_cast<int64_t>(p.size()), cut, cut,
+                                                       split_ids_.data(), split_ids_.data() + room, &none));
   candidates_.resize(kept);
   double total = 0.0;
-  for (const TokenProb& t : candidates_) total += t.p;
+  for (size_t j = 0; j < kept; ++j) {
+    candidates_[j] = {ids[j], p[static_cast<size_t>(ids[j])]};
+    total += candidates_[j].p;
+  }
   total_ = total;
 }
 

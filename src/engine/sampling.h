@@ -142,7 +142,7 @@ class Sampler {
   std::vector<TokenProb, sampling_internal::UninitializedAllocator<TokenProb>> candidates_;
   double total_ = 0.0;                 // sum of candidates_[i].p
   std::vector<double> block_sums_;     // A whole row's (WeightBlockSums), capacity = vocabulary / 64.
-  // TopPOfRow's two lists of ids (SplitIdsByBits), capacity = 2 vocabularies.
+  // TopPOfRow's and MinPOfRow's lists of ids (SplitIdsByBits), capacity = 2 vocabularies.
   std::vector<int32_t, sampling_internal::UninitializedAllocator<int32_t>> split_ids_;
 };
 
