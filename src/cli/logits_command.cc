@@ -61,12 +61,12 @@ int RunLogits(const LogitsOptions& o) {
   std::vector<float> all;
   all.reserve(static_cast<size_t>(n * c.n_vocab));
   const int64_t chunk = o.chunk > 0 ? o.chunk : n;
+  ForwardOutput out;  // One for every chunk: a GPU's page-locked rows are locked once.
   for (int64_t start = 0; start < n; start += chunk) {
     Batch batch;
     for (int64_t t = start; t < std::min(n, start + chunk); ++t) {
       batch.Add((*ids)[t], static_cast<int32_t>(t), 0, true);
     }
-    ForwardOutput out;
     if (absl::Status s = (*runner)->Forward(batch, out); !s.ok()) {
       return ReportError(s);
     }

@@ -5,6 +5,7 @@
 // allocator over the source, so the buffers stay std::vectors.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -17,8 +18,9 @@ namespace swiftlet {
 class HostMemorySource {
  public:
   virtual ~HostMemorySource() = default;
-  // `bytes` (> 0) of host memory aligned for any type; throws
-  // std::bad_alloc when there is none.
+  // `bytes` (> 0) of host memory aligned as operator new's
+  // (__STDCPP_DEFAULT_NEW_ALIGNMENT__); throws std::bad_alloc when there is
+  // none.
   virtual void* Allocate(size_t bytes) = 0;
   // Memory from Allocate, `bytes` as asked.
   virtual void Free(void* p, size_t bytes) noexcept = 0;
@@ -36,21 +38,29 @@ class HostAllocator {
   using propagate_on_container_copy_assignment = std::true_type;
   using propagate_on_container_swap = std::true_type;
 
+  // A source's memory is aligned as operator new's.
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+
   HostAllocator() = default;
   explicit HostAllocator(std::shared_ptr<HostMemorySource> source) : source_(std::move(source)) {}
+  // Copies only, no moves: an allocator moved from must still equal the
+  // one moved to (the standard's requirement; a vector moves its
+  // allocator along and may free through the moved-from one).
+  HostAllocator(const HostAllocator&) noexcept = default;
+  HostAllocator& operator=(const HostAllocator&) noexcept = default;
   template <typename U>
-  HostAllocator(const HostAllocator<U>& other) : source_(other.shared_source()) {}  // NOLINT: rebinding
+  HostAllocator(const HostAllocator<U>& other) noexcept : source_(other.shared_source()) {}  // NOLINT: rebinding
 
   T* allocate(size_t n) {
     if (source_ == nullptr) return std::allocator<T>().allocate(n);
     if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(source_->Allocate(n * sizeof(T)));
+    return static_cast<T*>(source_->Allocate(std::max<size_t>(n, 1) * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept {
     if (source_ == nullptr) {
       std::allocator<T>().deallocate(p, n);
     } else {
-      source_->Free(p, n * sizeof(T));
+      source_->Free(p, std::max<size_t>(n, 1) * sizeof(T));
     }
   }
 

@@ -141,8 +141,8 @@ class Sampler {
   // Scratch, capacity = vocabulary.
   std::vector<TokenProb, sampling_internal::UninitializedAllocator<TokenProb>> candidates_;
   double total_ = 0.0;                 // sum of candidates_[i].p
-  std::vector<double> block_sums_;     // A whole row's (WeightBlockSums), capacity = vocabulary / 64.
-  // TopPOfRow's and MinPOfRow's lists of ids (SplitIdsByBits), capacity = 2 vocabularies.
+  std::vector<double> block_sums_;     // A whole row's (WeightBlockSums): WeightBlocks(vocabulary).
+  // TopPOfRow's and MinPOfRow's two lists of ids (SplitIdsByBits): 2 x SplitIdsRoom(vocabulary).
   std::vector<int32_t, sampling_internal::UninitializedAllocator<int32_t>> split_ids_;
 };
 

@@ -1,6 +1,7 @@
 // Host math on a row of logits the model returned, for the engine's
-// sampler: the exponentials and the argmax on the kernels' SIMD code (the
-// engine does not reach the kernels itself).
+// sampler: the exponentials, their block sums and the draw from them,
+// top-p's and min-p's split of the ids, and the argmax, on the kernels'
+// SIMD code (the engine does not reach the kernels itself).
 #pragma once
 
 #include <cstdint>

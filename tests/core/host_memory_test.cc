@@ -79,6 +79,11 @@ TEST(HostMemoryTest, MovesSwapsAndAssignmentsKeepEachBlockWithItsSource) {
     EXPECT_EQ(x, y);
     HostVector<int32_t> z = std::move(x);
     EXPECT_TRUE(a->Owns(z.data()));
+    // The allocator moved from still equals the one moved to, and still
+    // draws from the same source.
+    EXPECT_TRUE(x.get_allocator() == z.get_allocator());
+    x.assign(5, 3);
+    EXPECT_TRUE(a->Owns(x.data()));
     EXPECT_EQ(b->live(), 0u);
   }
   EXPECT_EQ(a->live(), 0u);

@@ -111,6 +111,9 @@ TEST_F(CudaBackendTest, DownloadsFillTheBackendsHostMemoryWhichOutlivesTheBacken
   got.resize(want.size());
   gpu_->Download(got.data(), device, want.size() * sizeof(float));
   ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin()));
+  // Page-locked: a machine whose limits allow 39 MB locked (any GPU host
+  // does) never takes the plain-memory fallback.
+  EXPECT_TRUE(IsPageLocked(got.data()));
   mem_.reset();
   gpu_.reset();
   got.resize(got.size() * 2);  // A new block from the source, the old one freed.

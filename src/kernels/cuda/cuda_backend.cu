@@ -254,17 +254,20 @@ class CudaWeight final : public ResidentWeight {
 // then only slower, through the driver's staging, as before).
 class PinnedHostMemory final : public HostMemorySource {
  public:
-  explicit PinnedHostMemory(int device) : device_(device) {}
-
+  // Portable: page-locked for every device's context, so it does not
+  // matter which device the allocating thread has current.
   void* Allocate(size_t bytes) override {
     void* p = nullptr;
-    if (cudaSetDevice(device_) == cudaSuccess && cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) {
-      return p;
-    }
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) return p;
     cudaGetLastError();  // Not sticky; the fallback below is the answer.
     p = ::operator new(bytes);
-    const std::lock_guard<std::mutex> lock(mu_);
-    pageable_.insert(p);
+    try {
+      const std::lock_guard<std::mutex> lock(mu_);
+      pageable_.insert(p);
+    } catch (...) {
+      ::operator delete(p);
+      throw;
+    }
     return p;
   }
 
@@ -277,12 +280,11 @@ class PinnedHostMemory final : public HostMemorySource {
       }
     }
     // At exit the runtime may be unloading already; the memory goes with
-    // the process then.
-    cudaFreeHost(p);
+    // the process then, and the error is nobody's.
+    if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
   }
 
  private:
-  const int device_;
   std::mutex mu_;
   std::unordered_set<void*> pageable_;  // What Allocate could not lock.
 };
@@ -295,7 +297,7 @@ class CudaBackend final : public Backend {
       : device_(device),
         kernels_(kernels),
         queue_(std::make_shared<CudaQueue>(device, graphs)),
-        host_memory_(std::make_shared<PinnedHostMemory>(device)) {}
+        host_memory_(std::make_shared<PinnedHostMemory>()) {}
   // Its work is done once it is gone (backend.h): a model's weights are
   // uploaded through a backend of their own, and read on the forward
   // context's stream.
@@ -568,6 +570,13 @@ absl::StatusOr<CudaMemory> QueryCudaMemory(int device) {
     return absl::UnavailableError(StrCat("CUDA: memory of GPU ", device, ": ", cudaGetErrorString(e)));
   }
   return CudaMemory{free_bytes, total_bytes};
+}
+
+bool IsPageLocked(const void* p) {
+  unsigned int flags = 0;
+  if (cudaHostGetFlags(&flags, const_cast<void*>(p)) == cudaSuccess) return true;
+  cudaGetLastError();  // Not page-locked: the answer, not an error to keep.
+  return false;
 }
 
 CudaGraphCounts CudaGraphCountsOf(Backend& backend) {

@@ -51,6 +51,11 @@ struct CudaMemory {
 };
 absl::StatusOr<CudaMemory> QueryCudaMemory(int device = 0);
 
+// Whether p is host memory the CUDA runtime has page-locked (the CUDA
+// backend's HostMemory gives such memory where the system allows it);
+// false in a build without CUDA.
+bool IsPageLocked(const void* p);
+
 // How a CUDA backend's launches have run (kernels/cuda/launch_graphs.h):
 // runs launched one by one, graphs built, runs replayed by a graph, and
 // launches whose arguments a replay changed. Zeros for any other backend.

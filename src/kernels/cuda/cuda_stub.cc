@@ -21,6 +21,8 @@ absl::StatusOr<double> MeasureCudaReadBandwidth(int, uint64_t) {
 
 absl::StatusOr<CudaMemory> QueryCudaMemory(int) { return absl::FailedPreconditionError(kNotBuilt); }
 
+bool IsPageLocked(const void*) { return false; }
+
 CudaGraphCounts CudaGraphCountsOf(Backend&) { return {}; }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int) {
