@@ -202,15 +202,17 @@ void Sampler::TopK(std::span<const float> logits, size_t k) {
   // worst of them (Before orders the heap). Ids rise through the scan, so a
   // logit displaces the front only when strictly greater (a tie goes to the
   // lower id, already kept); past the first few thousand ids that test
-  // almost always fails, so the pass costs about a comparison a logit.
+  // almost always fails, so the pass is a SIMD search for the next logit
+  // above the worst kept (NextAbove: never a NaN).
   candidates_.resize(k);
   for (size_t i = 0; i < k; ++i) candidates_[i] = {static_cast<int32_t>(i), NotNaN(logits[i])};
   std::make_heap(candidates_.begin(), candidates_.end(), Before);
   float worst = candidates_.front().p;
-  for (size_t i = k; i < logits.size(); ++i) {
-    if (!(logits[i] > worst)) continue;
+  const auto n = static_cast<int64_t>(logits.size());
+  for (int64_t i = NextAbove(logits.data(), static_cast<int64_t>(k), n, worst); i < n;
+       i = NextAbove(logits.data(), i + 1, n, worst)) {
     std::pop_heap(candidates_.begin(), candidates_.end(), Before);
-    candidates_.back() = {static_cast<int32_t>(i), logits[i]};
+    candidates_.back() = {static_cast<int32_t>(i), logits[static_cast<size_t>(i)]};
     std::push_heap(candidates_.begin(), candidates_.end(), Before);
     worst = candidates_.front().p;
   }

@@ -8,6 +8,7 @@
 #include "kernels/attention_ops.h"
 #include "kernels/cpu_features.h"
 #include "kernels/logit_weights.h"
+#include "kernels/next_above.h"
 #include "kernels/split_ids.h"
 
 namespace swiftlet {
@@ -78,6 +79,11 @@ int64_t SplitIdsByBits(const float* p, int64_t n, uint32_t lo, uint32_t hi, int3
 }
 
 int64_t SplitIdsRoom(int64_t n) { return n + kSplitIdsSlack; }
+
+int64_t NextAbove(const float* x, int64_t begin, int64_t n, float bar) {
+  static const NextAboveFn next = NextAboveFor(ChosenKernelIsa());
+  return next(x, begin, n, bar);
+}
 
 int32_t ArgMaxOfLogits(const float* x, int64_t n) {
   static const ArgMaxRowFn argmax = ArgMaxRowFor(ChosenKernelIsa());

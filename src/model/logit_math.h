@@ -49,6 +49,10 @@ int64_t SplitIdsByBits(const float* p, int64_t n, uint32_t lo, uint32_t hi, int3
                        int64_t* n_at);
 int64_t SplitIdsRoom(int64_t n);
 
+// kernels/next_above.h on this CPU's SIMD twin: the first i in [begin, n)
+// with x[i] > bar (never a NaN), or n. 0 <= begin <= n.
+int64_t NextAbove(const float* x, int64_t begin, int64_t n, float bar);
+
 // ArgMaxRow's answer (core/argmax.h: the first index of the largest
 // non-NaN value, kNoArgMax when none is above -inf) on this CPU's SIMD
 // twin (kernels/argmax_row.h). n >= 1.
