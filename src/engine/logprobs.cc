@@ -11,22 +11,32 @@ namespace swiftlet {
 namespace {
 
 // The `k` largest non-NaN logits, largest first and ties in order of id, by
-// one pass that keeps them sorted: a logit enters only when it beats the
-// k-th so far (strictly, so an equal one after it keeps its lower id out),
-// which after the first few thousand ids is rare; k is at most a few tens.
+// one pass that keeps them sorted: once k are kept, a logit enters only
+// when it beats the k-th so far (strictly, so an equal one after it keeps
+// its lower id out), which after the first few thousand ids is rare, so
+// the pass is a SIMD search for the next such logit (NextAbove: never a
+// NaN); k is at most a few tens.
 std::vector<TokenLogprob> TopIds(std::span<const float> logits, size_t k) {
   std::vector<TokenLogprob> top;
   if (k == 0) return top;
   top.reserve(k + 1);
-  for (size_t i = 0; i < logits.size(); ++i) {
+  auto keep = [&](size_t i) {
     const float v = logits[i];
-    if (std::isnan(v)) continue;
-    if (top.size() == k && !(v > top.back().logprob)) continue;
     // After every kept value at least as large: equal values keep id order.
     auto at = std::upper_bound(top.begin(), top.end(), v,
                                [](float x, const TokenLogprob& t) { return x > t.logprob; });
     top.insert(at, {static_cast<int32_t>(i), v});
     if (top.size() > k) top.pop_back();
+  };
+  size_t i = 0;
+  for (; i < logits.size() && top.size() < k; ++i) {
+    if (!std::isnan(logits[i])) keep(i);
+  }
+  if (top.size() < k) return top;  // Fewer non-NaN logits than k.
+  const auto n = static_cast<int64_t>(logits.size());
+  for (int64_t j = NextAbove(logits.data(), static_cast<int64_t>(i), n, top.back().logprob); j < n;
+       j = NextAbove(logits.data(), j + 1, n, top.back().logprob)) {
+    keep(static_cast<size_t>(j));
   }
   return top;
 }
