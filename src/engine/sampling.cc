@@ -34,8 +34,11 @@ bool Before(const TokenProb& a, const TokenProb& b) {
 // is exactly 1): bits 19.. of a non-negative float are its exponent and 4
 // mantissa bits, at most 1.0f's 0x7f0; a larger p never has a smaller
 // bucket.
-constexpr uint32_t kTopPBuckets = (0x3f800000u >> 19) + 1;
-uint32_t TopPBucket(float p) { return std::min(std::bit_cast<uint32_t>(p) >> 19, kTopPBuckets - 1); }
+constexpr int kTopPBucketShift = 19;
+constexpr uint32_t kTopPBuckets = (0x3f800000u >> kTopPBucketShift) + 1;
+uint32_t TopPBucket(float p) {
+  return std::min(std::bit_cast<uint32_t>(p) >> kTopPBucketShift, kTopPBuckets - 1);
+}
 
 // The mass of n weights p(i) in each bucket. Four histograms, by i mod 4:
 // most weights of a row fall in a few buckets, and one histogram made each
@@ -288,30 +291,19 @@ void Sampler::TopPOfRow(std::span<const float> p) {
     AllCandidates(p);
     return;
   }
-  // One SIMD pass splits the ids (model/logit_math.h): those above the
-  // boundary bucket, and those in it, each in id order. A bucket is a
+  // The ids above the boundary bucket, then those in it. A bucket is a
   // range of the weights' bits (TopPBucket); the last takes every larger
   // one.
-  const uint32_t lo = boundary << 19;
-  const uint32_t hi = boundary + 1 == kTopPBuckets ? std::numeric_limits<uint32_t>::max() : (boundary + 1) << 19;
-  const auto room = static_cast<size_t>(SplitIdsRoom(static_cast<int64_t>(n)));
-  split_ids_.resize(2 * room);
-  int32_t* above_ids = split_ids_.data();
-  int32_t* at_ids = above_ids + room;
-  int64_t n_at = 0;
-  const auto above = static_cast<size_t>(
-      SplitIdsByBits(p.data(), static_cast<int64_t>(n), lo, hi, above_ids, at_ids, &n_at));
-  candidates_.resize(above + static_cast<size_t>(n_at));
-  TokenProb* c = candidates_.data();
-  for (size_t j = 0; j < candidates_.size(); ++j) {
-    const int32_t id = j < above ? above_ids[j] : at_ids[j - above];
-    c[j] = {id, p[static_cast<size_t>(id)]};
-  }
+  const uint32_t lo = boundary << kTopPBucketShift;
+  const uint32_t hi =
+      boundary + 1 == kTopPBuckets ? std::numeric_limits<uint32_t>::max() : (boundary + 1) << kTopPBucketShift;
+  const size_t above = SplitRow(p, lo, hi);
   // The boundary bucket sorted and cut where the head reaches the
   // threshold.
+  TokenProb* c = candidates_.data();
   std::sort(c + above, c + candidates_.size(), Before);
   double cumulative = head;
-  size_t keep = static_cast<size_t>(n_at);  // If rounding leaves the sum short, keep them all.
+  size_t keep = candidates_.size() - above;  // If rounding leaves the sum short, keep them all.
   for (size_t j = above; j < candidates_.size(); ++j) {
     cumulative += c[j].p;
     if (cumulative >= threshold) {
@@ -326,22 +318,32 @@ void Sampler::TopPOfRow(std::span<const float> p) {
 
 void Sampler::MinPOfRow(std::span<const float> p) {
   // MinP's cut against the largest weight, which is 1: the ids it keeps,
-  // in id order, by the SIMD split (p >= min_p is their bits' order, both
-  // being >= +0), with no range between.
+  // in id order (p >= min_p is their bits' order, both being >= +0), with
+  // no range between.
   const uint32_t cut = std::bit_cast<uint32_t>(params_.min_p);
-  const auto room = static_cast<size_t>(SplitIdsRoom(static_cast<int64_t>(p.size())));
-  split_ids_.resize(2 * room);
-  const int32_t* ids = split_ids_.data();
-  int64_t none = 0;
-  const auto kept = static_cast<size_t>(SplitIdsByBits(p.data(), static_cast<int64_t>(p.size()), cut, cut,
-                                                       split_ids_.data(), split_ids_.data() + room, &none));
-  candidates_.resize(kept);
+  SplitRow(p, cut, cut);
   double total = 0.0;
-  for (size_t j = 0; j < kept; ++j) {
-    candidates_[j] = {ids[j], p[static_cast<size_t>(ids[j])]};
-    total += candidates_[j].p;
-  }
+  for (const TokenProb& t : candidates_) total += t.p;
   total_ = total;
+}
+
+size_t Sampler::SplitRow(std::span<const float> p, uint32_t lo, uint32_t hi) {
+  // One SIMD pass over the row (model/logit_math.h) writes the two lists
+  // of ids; only the kept ids are then read back with their weights.
+  const auto n = static_cast<int64_t>(p.size());
+  const auto room = static_cast<size_t>(SplitIdsRoom(n));
+  split_ids_.resize(2 * room);
+  const int32_t* above_ids = split_ids_.data();
+  const int32_t* at_ids = above_ids + room;
+  int64_t n_at = 0;
+  const auto above =
+      static_cast<size_t>(SplitIdsByBits(p.data(), n, lo, hi, split_ids_.data(), split_ids_.data() + room, &n_at));
+  candidates_.resize(above + static_cast<size_t>(n_at));
+  for (size_t j = 0; j < candidates_.size(); ++j) {
+    const int32_t id = j < above ? above_ids[j] : at_ids[j - above];
+    candidates_[j] = {id, p[static_cast<size_t>(id)]};
+  }
+  return above;
 }
 
 void Sampler::MinP() {

@@ -125,6 +125,10 @@ class Sampler {
   // candidates first: candidates_ gets only what is kept.
   void TopPOfRow(std::span<const float> p);
   void MinPOfRow(std::span<const float> p);
+  // Both's candidates: the ids whose weights' bits are >= hi, then those in
+  // [lo, hi), each in id order, with their weights; returns how many are
+  // the first.
+  size_t SplitRow(std::span<const float> p, uint32_t lo, uint32_t hi);
   int32_t Draw();  // From candidates_.
   // The index of the first of n items (p(i) their probabilities, total_
   // their sum) whose running sum passes a uniform draw times total_.
