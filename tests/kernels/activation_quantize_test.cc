@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/quantize.h"
+#include "simd_twin_isas.h"
 
 namespace swiftlet {
 namespace {
@@ -43,8 +44,7 @@ std::vector<float> AwkwardRow(std::mt19937& rng, int64_t n, int trial) {
 
 TEST(ActivationQuantizeTest, EveryVariantMatchesTheScalarQuantizersBitForBit) {
   std::mt19937 rng(17);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const ActivationQuantizers& q = ActivationQuantizersFor(isa);
     for (int trial = 0; trial < 60; ++trial) {
       const int64_t n = 256 * (1 + trial % 6);
@@ -69,8 +69,7 @@ TEST(ActivationQuantizeTest, EveryVariantMatchesTheScalarQuantizersBitForBit) {
 TEST(ActivationQuantizeTest, NanAndInfinityGiveTheScalarBytes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const ActivationQuantizers& q = ActivationQuantizersFor(isa);
     for (int pos : {0, 7, 8, 15, 16, 31, 200, 255}) {
       for (float odd : {nan, -nan, inf, -inf}) {

@@ -14,6 +14,7 @@
 #include "kernels/dequantize.h"
 #include "kernels/float16.h"
 #include "kernels/quantize.h"
+#include "simd_twin_isas.h"
 
 namespace swiftlet {
 namespace {
@@ -44,8 +45,7 @@ TEST(AttentionOpsTest, ScalarDotFoldsSixteenLanesInTheDocumentedOrder) {
 TEST(AttentionOpsTest, EveryVariantMatchesTheScalarTwinBitForBit) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(5);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     for (int64_t dim : {16, 64, 80, 128, 256}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int trial = 0; trial < 20; ++trial) {
@@ -103,8 +103,7 @@ TEST(AttentionOpsTest, Q8RowsReadBackAsTheirDequantizedValues) {
 TEST(AttentionOpsTest, Q8VariantsMatchTheScalarTwinBitForBit) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(11);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     for (int64_t dim : {32, 64, 128, 256}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int trial = 0; trial < 20; ++trial) {
@@ -213,8 +212,7 @@ TEST(AttentionOpsTest, ScalarSoftmaxWeightsAreExpAndTheirSumFoldsInTheDocumented
 TEST(AttentionOpsTest, SoftmaxWeightsOfEveryVariantMatchTheScalarTwinBitForBit) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(19);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const AttentionOps& ops = AttentionOpsFor(isa, 64);
     for (int64_t n = 1; n <= 48; ++n) {
       std::normal_distribution<float> dist(0, n % 3 == 0 ? 60.0f : 2.0f);

@@ -2,6 +2,7 @@
 // against its formula (the exponential in double, the sums in long double),
 // and every SIMD twin against the scalar one, bit for bit.
 #include "kernels/logit_weights.h"
+#include "simd_twin_isas.h"
 
 #include <gtest/gtest.h>
 
@@ -111,8 +112,7 @@ std::vector<float> Row(std::mt19937& rng, int64_t n, float spread, bool holes, i
 TEST(LogitWeightsTest, EverySimdTwinGivesTheScalarBits) {
   std::mt19937 rng(22);
   int checked = 0;
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const LogitWeightsFn fn = LogitWeightsFor(isa);
     std::vector<int64_t> lengths;
     for (int64_t n = 1; n <= 70; ++n) lengths.push_back(n);  // every tail, every lane
@@ -184,8 +184,7 @@ TEST(WeightBlockSumsTest, ScalarSumsEachBlockOfSixtyFourAndThenTheBlocksInOrder)
 TEST(WeightBlockSumsTest, EverySimdTwinGivesTheScalarBits) {
   std::mt19937 rng(24);
   int checked = 0;
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const WeightBlockSumsFn fn = WeightBlockSumsFor(isa);
     std::vector<int64_t> lengths;
     for (int64_t n = 1; n <= 150; ++n) lengths.push_back(n);  // every short block, every lane

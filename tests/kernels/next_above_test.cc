@@ -2,6 +2,7 @@
 // against std::find_if, and every SIMD twin against it from every start,
 // with NaN, infinities, ties with the bar and both zeros.
 #include "kernels/next_above.h"
+#include "simd_twin_isas.h"
 
 #include <gtest/gtest.h>
 
@@ -58,8 +59,7 @@ TEST(NextAboveTest, ScalarFindsTheFirstIdAboveTheBarFromBegin) {
 TEST(NextAboveTest, EverySimdTwinFindsTheScalarsId) {
   std::mt19937 rng(52);
   int checked = 0;
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const NextAboveFn fn = NextAboveFor(isa);
     for (int64_t n : {0, 1, 15, 16, 17, 33, 100, 1000}) {
       const std::vector<float> x = RowForTopK(rng, n);

@@ -1,6 +1,7 @@
 // The SiLU gate against its formula in double, and every SIMD twin
 // against the scalar specification, bit for bit.
 #include "kernels/silu.h"
+#include "simd_twin_isas.h"
 
 #include <gtest/gtest.h>
 
@@ -27,8 +28,7 @@ TEST(SiluTest, GateMatchesTheFormula) {
 
 TEST(SiluTest, EveryVariantMatchesTheScalarTwinBitForBit) {
   std::mt19937 rng(5);
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const SiluMulFn fn = SiluMulFor(isa);
     for (int trial = 0; trial < 40; ++trial) {
       const int64_t n = 1 + trial * 37;  // tails of every length

@@ -2,6 +2,7 @@
 // filter of the ids by their weights' bits, and every SIMD twin against
 // the scalar one, id for id, in buffers with exactly the documented room.
 #include "kernels/split_ids.h"
+#include "simd_twin_isas.h"
 
 #include <gtest/gtest.h>
 
@@ -87,8 +88,7 @@ TEST(SplitIdsTest, ScalarKeepsTheIdsAboveAndInTheRangeInIdOrder) {
 TEST(SplitIdsTest, EverySimdTwinKeepsTheScalarsIds) {
   std::mt19937 rng(42);
   int checked = 0;
-  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvxVnni, KernelIsa::kAvx512, KernelIsa::kAvx512Vnni}) {
-    if (!CpuSupports(isa)) continue;  // not on this CPU
+  for (KernelIsa isa : SimdTwinIsasOnThisCpu()) {
     const SplitIdsFn fn = SplitIdsFor(isa);
     std::vector<int64_t> lengths;
     for (int64_t n = 0; n <= 70; ++n) lengths.push_back(n);  // every tail, every lane
