@@ -34,6 +34,7 @@ struct MakeModelOptions {
   bool tied = false;
   std::string type = "F32";
   std::string vocab_path;
+  int64_t vocab_size = 0;  // 0: the synthetic vocabulary's own size.
   uint64_t seed = 1;
   int threads = 0;
 };
@@ -57,6 +58,7 @@ int RunMakeModel(const MakeModelOptions& o) {
   if (o.rope_base) spec.rope_freq_base = *o.rope_base;
   if (o.tied) spec.tied_embeddings = true;
   spec.vocab_path = o.vocab_path;
+  spec.vocab_size = o.vocab_size;
   spec.seed = o.seed;
   auto target = ParseQuantTarget(o.type);
   if (!target.ok()) return ReportError(StrCat("--type: ", target.status().message()));
@@ -102,6 +104,10 @@ Command AddMakeModelCommand(CLI::App& parent) {
   cmd->add_option("--type", o->type, "Weight format, as for quantize (default F32)");
   cmd->add_option("--vocab", o->vocab_path,
                   "GGUF whose tokenizer to copy (default: a small synthetic one)");
+  cmd->add_option("--vocab-size", o->vocab_size,
+                  StrCat("Pad the synthetic vocabulary to this many tokens (", kSyntheticVocabBase, " to ",
+                         kMaxSyntheticVocab,
+                         "), e.g. a real model's, for its head's size and its sampled rows' length; not with --vocab"));
   cmd->add_option("--seed", o->seed, "Random seed");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 1024));

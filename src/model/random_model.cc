@@ -1,5 +1,6 @@
 #include "model/random_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -57,10 +58,23 @@ void FillRow(const ExpectedTensor& t, uint64_t tensor_seed, int64_t row, float* 
   for (int64_t i = 0; i < n; ++i) out[i] = offset + scale * UniformSigned(state);
 }
 
-// Returns the vocabulary size.
-int64_t AddSyntheticVocab(GgufWriter& w) {
+// The n-th string of printable ASCII characters ('!' to '~') of two
+// characters, then of three: padding pieces no base token spells.
+std::string PaddingPiece(int64_t n) {
+  constexpr int64_t kChars = 94;
+  int length = 2;
+  if (n >= kChars * kChars) n -= kChars * kChars, length = 3;
+  std::string s(static_cast<size_t>(length), ' ');
+  for (int i = length - 1; i >= 0; --i, n /= kChars) s[static_cast<size_t>(i)] = static_cast<char>('!' + n % kChars);
+  return s;
+}
+
+// Writes a SentencePiece vocabulary of max(size, kSyntheticVocabBase)
+// tokens; `size` is checked by CheckSpec.
+void AddSyntheticVocab(GgufWriter& w, int64_t size) {
   // SentencePiece conventions: 0 <unk>, 1 <s>, 2 </s>, then the 256 byte
   // fallback pieces, then printable ASCII with and without the word marker.
+  const std::string kWordMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space.
   std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
   std::vector<int32_t> types = {2, 3, 3};
   for (int b = 0; b < 256; ++b) {
@@ -69,9 +83,16 @@ int64_t AddSyntheticVocab(GgufWriter& w) {
     types.push_back(6);
   }
   for (char c = ' ' + 1; c < 127; ++c) {
-    tokens.push_back(StrCat("\xE2\x96\x81", c));  // U+2581, SentencePiece's space.
+    tokens.push_back(kWordMarker + c);
     types.push_back(1);
     tokens.push_back(std::string(1, c));
+    types.push_back(1);
+  }
+  // Padding: each piece of two or three characters with the marker, then
+  // without, so every extra id is a normal piece the tokenizer may use.
+  for (int64_t n = 0; static_cast<int64_t>(tokens.size()) < size; ++n) {
+    const std::string piece = PaddingPiece(n / 2);
+    tokens.push_back(n % 2 == 0 ? kWordMarker + piece : piece);
     types.push_back(1);
   }
   std::vector<float> scores(tokens.size(), 0.0f);
@@ -83,7 +104,6 @@ int64_t AddSyntheticVocab(GgufWriter& w) {
   w.Set("tokenizer.ggml.bos_token_id", GgufValue::Uint32(1));
   w.Set("tokenizer.ggml.eos_token_id", GgufValue::Uint32(2));
   w.Set("tokenizer.ggml.unknown_token_id", GgufValue::Uint32(0));
-  return static_cast<int64_t>(scores.size());
 }
 
 // Copies tokenizer.* from `path`; returns the vocabulary size.
@@ -120,6 +140,13 @@ absl::Status CheckSpec(const RandomModelSpec& s) {
     return bad(StrCat("head dimension ", head_dim, " must be even and at most 1024"));
   }
   if (!(s.rope_freq_base > 0) || !(s.rms_eps > 0)) return bad("rope base and RMS epsilon must be positive");
+  if (s.vocab_size != 0) {
+    if (!s.vocab_path.empty()) return bad("--vocab-size pads the synthetic vocabulary: not with --vocab");
+    if (s.vocab_size < kSyntheticVocabBase || s.vocab_size > kMaxSyntheticVocab) {
+      return bad(StrCat("--vocab-size ", s.vocab_size, " is out of range (", kSyntheticVocabBase,
+                        ", the synthetic vocabulary's own tokens, to ", kMaxSyntheticVocab, ")"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -178,7 +205,8 @@ absl::Status WriteRandomModel(const RandomModelSpec& spec, const std::string& pa
 
   int64_t n_vocab = 0;
   if (spec.vocab_path.empty()) {
-    n_vocab = AddSyntheticVocab(w);
+    n_vocab = std::max(spec.vocab_size, kSyntheticVocabBase);
+    AddSyntheticVocab(w, n_vocab);
   } else {
     SWIFTLET_ASSIGN_OR_RETURN(n_vocab, CopyVocab(spec.vocab_path, w));
   }

@@ -28,12 +28,24 @@ struct RandomModelSpec {
   double rms_eps = 1e-5;
   bool tied_embeddings = false;
   // A GGUF whose tokenizer.* metadata is copied (a vocab-only file does);
-  // empty for a small synthetic byte-fallback SentencePiece vocabulary.
+  // empty for a synthetic byte-fallback SentencePiece vocabulary.
   std::string vocab_path;
+  // The synthetic vocabulary's size: 0 for its kSyntheticVocabBase tokens;
+  // more pads it with pieces of two or three printable characters, so a
+  // model gets a real model's vocabulary size (its head's and embedding's
+  // sizes, and the n_vocab floats a sampled row copies) without its
+  // tokenizer. Not with vocab_path.
+  int64_t vocab_size = 0;
   uint64_t seed = 1;
   QuantTarget weights = {"F32", TensorType::kF32, false, 0};
   std::string name = "random";
 };
+
+// The synthetic vocabulary's own tokens (<unk>, <s>, </s>, 256 bytes, 94
+// printable characters with and without the word marker), and the most it
+// may be padded to (vocab_size).
+inline constexpr int64_t kSyntheticVocabBase = 447;
+inline constexpr int64_t kMaxSyntheticVocab = int64_t{1} << 20;
 
 // Shapes of real models: "tiny" (the bundled demo), "tinyllama-1.1b",
 // "smollm2-135m", "qwen2.5-0.5b", "qwen3-0.6b", "llama2-7b" (the GPU

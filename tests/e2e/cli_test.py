@@ -100,6 +100,26 @@ class MakeModelAndInspect(Tmp):
         emb = {t["name"]: t for t in ref["tensors"]}["token_embd.weight"]
         self.assertEqual(emb["shape"], [256, len(vocab["metadata"]["tokenizer.ggml.tokens"])])
 
+    def test_synthetic_vocabulary_padded_to_a_size(self):
+        small, big = self.path("v447.gguf"), self.path("v32000.gguf")
+        run("tools", "make-model", "--layers", "1", "--out", small)
+        run("tools", "make-model", "--layers", "1", "--vocab-size", "32000", "--out", big)
+        base = gguf_py.read_gguf(small)["metadata"]["tokenizer.ggml.tokens"]
+        ref = gguf_py.read_gguf(big)
+        tokens = ref["metadata"]["tokenizer.ggml.tokens"]
+        self.assertEqual(len(tokens), 32000)
+        self.assertEqual(tokens[:len(base)], base)  # The base vocabulary, then padding.
+        self.assertEqual(len(set(tokens)), len(tokens))
+        self.assertEqual(len(ref["metadata"]["tokenizer.ggml.token_type"]), 32000)
+        emb = {t["name"]: t for t in ref["tensors"]}["token_embd.weight"]
+        self.assertEqual(emb["shape"], [256, 32000])
+        # The padded pieces tokenize: a pair of characters is one of them.
+        text = "Hello, padded world!"
+        ids = [int(i) for i in run("tokenize", "-m", big, "--text", text).stdout.split()]
+        self.assertLess(len(ids), len(text))
+        self.assertTrue(any(i >= len(base) for i in ids), ids)
+        self.assertEqual("".join(tokens[i] for i in ids).replace("\u2581", " ").strip(), text)
+
     def test_architectures_and_preset_shapes(self):
         cases = [("tinyllama-1.1b", "llama", {"blk.0.attn_k.weight": [2048, 256],
                                               "blk.0.ffn_gate.weight": [2048, 5632],
@@ -439,6 +459,10 @@ class BadInput(Tmp):
                                        self.path("x.gguf"), check=False), "Q9")
         self.assert_one_line_error(run("tools", "make-model", "--vocab", "/nope.gguf", "--out",
                                        self.path("x.gguf"), check=False), "/nope.gguf")
+        self.assert_one_line_error(run("tools", "make-model", "--vocab-size", "100", "--out",
+                                       self.path("x.gguf"), check=False), "--vocab-size")
+        self.assert_one_line_error(run("tools", "make-model", "--vocab-size", "1000", "--vocab", VOCAB,
+                                       "--out", self.path("x.gguf"), check=False), "not with --vocab")
         self.assert_one_line_error(run("frobnicate", check=False), "frobnicate")
 
 

@@ -64,6 +64,31 @@ TEST(ModelConfigTest, ReadsEveryPresetShape) {
   }
 }
 
+TEST(ModelConfigTest, SyntheticVocabularyPaddedToASize) {
+  RandomModelSpec spec;
+  spec.n_layer = 1;
+  spec.vocab_size = 32000;  // Llama 2's.
+  auto f = WriteAndOpen(spec, "vocab32000");
+  ASSERT_NE(f, nullptr);
+  auto config = ReadModelConfig(*f);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->n_vocab, 32000);
+  EXPECT_TRUE(ValidateTensors(*config, *f).ok());
+  auto tokens = f->GetArray("tokenizer.ggml.tokens");
+  ASSERT_TRUE(tokens.ok());
+  EXPECT_EQ((*tokens)->array_size(), 32000u);
+
+  for (int64_t bad : {int64_t{1}, kSyntheticVocabBase - 1, kMaxSyntheticVocab + 1}) {
+    spec.vocab_size = bad;
+    const absl::Status s = WriteRandomModel(spec, ::testing::TempDir() + "/bad.gguf", 1);
+    EXPECT_THAT(s.message(), HasSubstr("--vocab-size")) << bad;
+  }
+  spec.vocab_size = 1000;
+  spec.vocab_path = "/some/vocab.gguf";
+  EXPECT_THAT(WriteRandomModel(spec, ::testing::TempDir() + "/bad.gguf", 1).message(),
+              HasSubstr("not with --vocab"));
+}
+
 // A file with valid llama metadata for a 1-layer, 64-wide model and the
 // tensors given.
 std::vector<uint8_t> LlamaFile(const std::vector<std::pair<std::string, std::vector<int64_t>>>& tensors,
