@@ -9,9 +9,12 @@
 #      tokens equal for the first 16 tokens, logits close (cuda_forward_test),
 #      those ways too;
 #   4. makes a 7B-shape model in Q4_0 and in Q8_0 (make-model --preset
-#      llama2-7b) and runs `bench engine --device cuda` on each: a 512-token
-#      prompt (TTFT), decode at batch 1 and 32, each as a share of the GPU's
-#      measured HBM read bandwidth.
+#      llama2-7b, with Llama 2's 32,000-token vocabulary) and runs `bench
+#      engine --device cuda` on each: a 512-token prompt (TTFT), decode at
+#      batch 1 and 32, each as a share of the GPU's measured HBM read
+#      bandwidth; then decode with every row sampled on the host (its
+#      logits copied back into page-locked memory) beside greedy decode,
+#      on the 7B and on a Qwen2.5-0.5B shape with Qwen's 151,936 ids.
 # The 7B models go to $TMPDIR (Q8_0: 7 GB; both about 11 GB).
 # Everything it prints also goes to ${OUT:-build-cuda}/gpu-check.log. Aim:
 # under 8 minutes on an H200 (16 cores).
@@ -98,10 +101,10 @@ mkdir -p "$models"
 # SWIFTLET_GPU_CHECK_TYPES="Q4_0 Q8_0 Q4_K_M" adds a K mix (its make-model
 # takes minutes: the K-quant scale search).
 for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
-  model="$models/llama2-7b-$type.gguf"
+  model="$models/llama2-7b-v32000-$type.gguf"
   if [ ! -s "$model" ]; then
     say "make-model llama2-7b $type"
-    build-cuda/src/cli/swiftlet tools make-model --preset llama2-7b --type "$type" -o "$model"
+    build-cuda/src/cli/swiftlet tools make-model --preset llama2-7b --vocab-size 32000 --type "$type" -o "$model"
   fi
   # Two runs: the KV cache is sized for the longest prompt times the most
   # sequences, and 32 sequences of 512+ positions of a 7B (9 GiB) exceed
@@ -127,7 +130,32 @@ for type in ${SWIFTLET_GPU_CHECK_TYPES:-Q4_0 Q8_0}; do
            --device cuda --prompt-tokens 512 --gen-tokens 4 --batch 1 --repeat 3 ;;
     esac
   fi
+  if [ "$type" = Q4_0 ]; then
+    # The OpenAI API's default, temperature 1: each row's 32,000 logits come
+    # back (4.1 MB a step at batch 32) and are drawn from on the host; the
+    # draw's µs a step are printed apart, the rest beside the greedy run's
+    # step is the copy.
+    check "bench engine --device cuda, 7B shape, Q4_0, sampled decode: tg32, tg32@b32" \
+      env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
+      --gen-tokens 32 --batch 1,32 --repeat 3 --temperature 1
+  fi
 done
+if [[ $parts == *" bench "* ]]; then
+  # Qwen's vocabulary: 608 KB of logits a sampled row, 19.5 MB a step at
+  # batch 32, against a small model's short step (docs/PERFORMANCE.md,
+  # "Sampled rows into page-locked memory").
+  model="$models/qwen2.5-0.5b-v151936-Q8_0.gguf"
+  if [ ! -s "$model" ]; then
+    say "make-model qwen2.5-0.5b Q8_0, 151,936 ids"
+    build-cuda/src/cli/swiftlet tools make-model --preset qwen2.5-0.5b --vocab-size 151936 --type Q8_0 -o "$model"
+  fi
+  check "bench engine --device cuda, Qwen2.5-0.5B shape, 152 k ids, greedy decode: tg32, tg32@b32" \
+    env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
+    --gen-tokens 32 --batch 1,32 --repeat 3
+  check "bench engine --device cuda, Qwen2.5-0.5B shape, 152 k ids, sampled decode: tg32, tg32@b32" \
+    env "${kernels[@]}" build-cuda/src/cli/swiftlet bench engine -m "$model" --device cuda --prompt-tokens 16 \
+    --gen-tokens 32 --batch 1,32 --repeat 3 --temperature 1
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'gpu-check FAILED: %s\n' "${failed[@]}"
   exit 1

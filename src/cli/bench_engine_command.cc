@@ -1,6 +1,7 @@
 // swiftlet bench engine: runs engine/engine_bench.h and prints its report as
 // a table or one JSON object on stdout; progress goes to stderr.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/format.h"
+#include "core/number_format.h"
 #include "core/str_cat.h"
 #include "model/forward_context.h"
 #include "perf/engine_bench.h"
@@ -25,7 +27,19 @@ struct BenchEngineOptions {
   int repeat = 3;
   bool json = false;
   bool quick_limits = false;  // Millisecond machine-limit runs, for tests.
+  DecodeSampling sampling;
 };
+
+// "greedy", or the draw's settings as the API names them.
+std::string DecodeLine(const EngineBenchReport& r) {
+  if (r.sampling.greedy()) return "greedy (each row's argmax on the backend)";
+  const DecodeSampling& p = r.sampling;
+  std::string s = StrCat("sampled on the host (", r.host_threads, " threads): temperature ", Fixed(p.temperature, 2));
+  if (p.top_k > 0) s += StrCat(", top_k ", p.top_k);
+  if (p.top_p < 1.0f) s += StrCat(", top_p ", Fixed(p.top_p, 2));
+  if (p.min_p > 0.0f) s += StrCat(", min_p ", Fixed(p.min_p, 2));
+  return s;
+}
 
 
 std::string TypesLine(const ModelCost& cost) {
@@ -48,10 +62,22 @@ void PrintTable(const EngineBenchReport& r) {
               std::filesystem::path(r.model_path).filename().c_str(), r.arch.c_str(),
               HumanCount(r.cost.n_params).c_str(), TypesLine(r.cost).c_str(),
               HumanBytes(r.cost.weight_bytes_per_token).c_str());
-  std::printf("%-14s %10s %12s %11s  %s\n", "test", "tok/s", "limit tok/s", "% of limit", "bound");
+  std::printf("decode   %s\n", DecodeLine(r).c_str());
+  // Sampled decode adds a column: the host's draw, µs a step.
+  const bool draws = !r.sampling.greedy();
+  std::printf("%-14s %10s %12s %11s  %s\n", "test", "tok/s", "limit tok/s", "% of limit",
+              draws ? "bound    draw us/step" : "bound");
   for (const EngineBenchResult& x : r.results) {
-    std::printf("%-14s %10.2f %12.2f %10.1f%%  %s\n", x.test.c_str(), x.tok_s, x.limit_tok_s,
-                x.pct_of_limit, x.compute_bound ? "compute" : "memory");
+    const char* bound = x.compute_bound ? "compute" : "memory";
+    std::string draw;
+    if (draws && !x.prompt) {
+      char cell[32];
+      std::snprintf(cell, sizeof(cell), "%*s%13.1f", 7 - static_cast<int>(std::strlen(bound)), "",
+                    x.draw_us_per_step);
+      draw = cell;
+    }
+    std::printf("%-14s %10.2f %12.2f %10.1f%%  %s%s\n", x.test.c_str(), x.tok_s, x.limit_tok_s,
+                x.pct_of_limit, bound, draw.c_str());
   }
 }
 
@@ -64,6 +90,7 @@ void PrintJson(const EngineBenchReport& r) {
   nlohmann::json results = nlohmann::json::array();
   for (const EngineBenchResult& x : r.results) {
     results.push_back({{"test", x.test},
+                       {"draw_us_per_step", x.draw_us_per_step},
                        {"tok_s", x.tok_s},
                        {"pct_of_limit", x.pct_of_limit},
                        {"limit_tok_s", x.limit_tok_s},
@@ -111,6 +138,13 @@ void PrintJson(const EngineBenchReport& r) {
                                 {"head_dim", r.shape.head_dim},
                                 {"n_ff", r.shape.n_ff},
                                 {"tied_embeddings", r.shape.tied_embeddings}}}}},
+                            {"decode",
+                             {{"sampled", !r.sampling.greedy()},
+                              {"temperature", r.sampling.temperature},
+                              {"top_k", r.sampling.top_k},
+                              {"top_p", r.sampling.top_p},
+                              {"min_p", r.sampling.min_p},
+                              {"host_threads", r.host_threads}}},
                             {"results", results}};
   std::printf("%s\n", j.dump(2).c_str());
 }
@@ -125,6 +159,7 @@ int RunBenchEngine(const BenchEngineOptions& o) {
   options.threads = o.threads;
   options.repeat = o.repeat;
   options.quick_limits = o.quick_limits;
+  options.sampling = o.sampling;
   const ComputeDevice device = DeviceFromFlag(o.device);
   options.cuda_gpu = device.is_cuda() ? device.gpu : -1;
   auto report = RunEngineBench(options, [](const std::string& line) {
@@ -165,6 +200,16 @@ Command AddBenchEngineCommand(CLI::App& parent) {
                   "Timed runs per test, after one warm-up run; the median is reported "
                   "(default 3)")
       ->check(CLI::Range(1, kMaxRepeat));
+  cmd->add_option("--temperature", o->sampling.temperature,
+                  "Decode steps' temperature (default 0: greedy, each row's argmax on the backend); above 0 "
+                  "each row's logits come back and are drawn from on the host, as a sampled request's")
+      ->check(CLI::Range(0.0f, 100.0f));
+  cmd->add_option("--top-k", o->sampling.top_k, "Sampled decode: keep the k best logits (default 0: off)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--top-p", o->sampling.top_p, "Sampled decode: nucleus mass (default 1: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  cmd->add_option("--min-p", o->sampling.min_p, "Sampled decode: keep p >= min_p x the best p (default 0: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
   AddDeviceOption(*cmd, o->device);
   cmd->add_flag("--json", o->json, "Print one JSON object instead of a table");
   cmd->add_flag("--quick-limits", o->quick_limits,

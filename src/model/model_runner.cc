@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "model/forward_context.h"
 #include "model/model.h"
@@ -9,6 +10,7 @@
 namespace swiftlet {
 
 struct ModelRunner::Parts {
+  std::unique_ptr<ComputePool> pool;  // Outlives the context, which may run on it.
   KvCache cache;
   ForwardContext context;
 };
@@ -28,12 +30,19 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const Model& mo
   const ModelConfig& c = model.config();
   // The context computes where the model's weights are; its cache is made
   // in that backend's memory.
-  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext context, ForwardContext::Create(model.device(), o.threads));
+  // One pool of host threads: the CPU forward's, and the host work's
+  // between forwards (host_pool), never two sets spinning at once.
+  auto pool = std::make_unique<ComputePool>(o.threads);
+  SWIFTLET_ASSIGN_OR_RETURN(ForwardContext context, model.device().is_cuda()
+                                                        ? ForwardContext::Create(model.device(), o.threads)
+                                                        : ForwardContext(*pool));
   SWIFTLET_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create({c.n_layer, c.kv_dim(), o.slots, o.positions, o.kv_type},
                                                            o.max_kv_bytes, &context.backend()));
-  auto parts = std::unique_ptr<Parts>(new Parts{std::move(cache), std::move(context)});
+  auto parts = std::unique_ptr<Parts>(new Parts{std::move(pool), std::move(cache), std::move(context)});
   return std::unique_ptr<ModelRunner>(new ModelRunner(model, o, std::move(parts)));
 }
+
+ComputePool& ModelRunner::host_pool() { return *parts_->pool; }
 
 absl::Status ModelRunner::Forward(const Batch& batch, ForwardOutput& out) {
   return model_.Forward(batch, parts_->cache, parts_->context, out);

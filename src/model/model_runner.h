@@ -15,6 +15,7 @@
 
 namespace swiftlet {
 
+class ComputePool;  // core/thread_pool.h
 class Model;
 
 struct ModelRunnerOptions {
@@ -38,6 +39,12 @@ class ModelRunner {
   absl::Status Forward(const Batch& batch, ForwardOutput& out);
 
   const ModelRunnerOptions& options() const { return options_; }
+
+  // The host's `threads` threads (the caller included), for host work on a
+  // forward's outputs between forwards, as the engine draws a step's
+  // sampled rows: on the CPU the forward's own threads, idle then; on a GPU
+  // threads of their own.
+  ComputePool& host_pool();
 
  private:
   struct Parts;

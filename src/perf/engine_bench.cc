@@ -11,6 +11,7 @@
 #include "core/number_format.h"
 #include "core/str_cat.h"
 #include "core/thread_pool.h"
+#include "engine/sampling.h"
 #include "kernels/cpu_features.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "model/model.h"
@@ -42,18 +43,28 @@ class TokenStream {
   int64_t n_vocab_;
 };
 
+// One timed run: tokens a second, and the host's draw in µs a step
+// (0 for greedy steps and prompts).
+struct RunTiming {
+  double tok_s = 0;
+  double draw_us_per_step = 0;
+};
+
 // Runs the tests' forwards against one model, cache and backend.
 class Runner {
  public:
-  Runner(const Model& model, ModelRunner& runner, int64_t short_prompt, int64_t gen_tokens)
+  Runner(const Model& model, ModelRunner& runner, int64_t short_prompt, int64_t gen_tokens,
+         const SamplingParams& sampling)
       : model_(model),
         runner_(runner),
         short_prompt_(short_prompt),
-        gen_tokens_(gen_tokens) {}
+        gen_tokens_(gen_tokens),
+        sampling_(sampling),
+        sampled_(!SamplesArgMax(sampling)) {}
 
-  // One run of `test`; returns its tok/s. Earlier runs' cache contents are
-  // overwritten position by position, so no reset is needed.
-  absl::StatusOr<double> Run(const EngineBenchTest& test, uint64_t seed) {
+  // One run of `test`. Earlier runs' cache contents are overwritten
+  // position by position, so no reset is needed.
+  absl::StatusOr<RunTiming> Run(const EngineBenchTest& test, uint64_t seed) {
     TokenStream tokens(seed, model_.config().n_vocab);
     if (test.prompt) {
       Batch batch;
@@ -62,7 +73,7 @@ class Runner {
         batch.Add(tokens.Next(), static_cast<int32_t>(t), 0, t == p - 1);
       const auto t0 = SteadyClock::now();
       SWIFTLET_RETURN_IF_ERROR(runner_.Forward(batch, out_));
-      return static_cast<double>(p) / Seconds(SteadyClock::now() - t0);
+      return RunTiming{static_cast<double>(p) / Seconds(SteadyClock::now() - t0), 0};
     }
     const int64_t b = test.batch;
     Batch prefill;  // Untimed: each sequence's short prompt.
@@ -72,19 +83,29 @@ class Runner {
       }
     }
     SWIFTLET_RETURN_IF_ERROR(runner_.Forward(prefill, out_));
+    if (sampled_) MakeSamplers(b, seed);
+    SteadyClock::duration drawing{};
     const auto t0 = SteadyClock::now();
     for (int64_t g = 0; g < gen_tokens_; ++g) {
       // Greedy steps, as the engine runs a greedy request's: each row's
-      // argmax comes back, not its logits (Batch::argmax_rows).
+      // argmax comes back, not its logits (Batch::argmax_rows). Sampled
+      // steps: each row's logits, then the host's draw.
       Batch step;
       for (int64_t s = 0; s < b; ++s) {
         step.Add(tokens.Next(), static_cast<int32_t>(short_prompt_ + g), static_cast<int32_t>(s),
-                 false);
-        step.argmax_rows.push_back(static_cast<int32_t>(s));
+                 sampled_);
+        if (!sampled_) step.argmax_rows.push_back(static_cast<int32_t>(s));
       }
       SWIFTLET_RETURN_IF_ERROR(runner_.Forward(step, out_));
+      if (sampled_) {
+        const auto d0 = SteadyClock::now();
+        SWIFTLET_RETURN_IF_ERROR(DrawRows(b));
+        drawing += SteadyClock::now() - d0;
+      }
     }
-    return static_cast<double>(b * gen_tokens_) / Seconds(SteadyClock::now() - t0);
+    const double seconds = Seconds(SteadyClock::now() - t0);
+    return RunTiming{static_cast<double>(b * gen_tokens_) / seconds,
+                     1e6 * std::chrono::duration<double>(drawing).count() / static_cast<double>(gen_tokens_)};
   }
 
  private:
@@ -92,12 +113,61 @@ class Runner {
     return std::max(1e-9, std::chrono::duration<double>(d).count());
   }
 
+  // One Sampler a sequence, as the engine keeps one a request; seeded per
+  // run, so runs draw the same ids.
+  void MakeSamplers(int64_t b, uint64_t seed) {
+    samplers_.clear();
+    for (int64_t s = 0; s < b; ++s) {
+      SamplingParams p = sampling_;
+      p.seed = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(s);
+      samplers_.push_back(std::make_unique<Sampler>(p));
+    }
+    drawn_.assign(static_cast<size_t>(b), 0);
+  }
+
+  // Draws every row of the last step as Engine::Draw does: a copy of the
+  // row (the sampler truncates it in place), then Sample.
+  absl::Status DrawRows(int64_t b) {
+    const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
+    auto draw = [&](int64_t s) {
+      thread_local std::vector<float> scratch;
+      const float* row = out_.Row(s);
+      scratch.assign(row, row + n_vocab);
+      drawn_[static_cast<size_t>(s)] = samplers_[static_cast<size_t>(s)]->Sample(scratch, {});
+    };
+    ComputePool& pool = runner_.host_pool();
+    if (b > 1 && pool.threads() > 1) {
+      pool.Run(b, draw);
+    } else {
+      for (int64_t s = 0; s < b; ++s) draw(s);
+    }
+    for (int32_t id : drawn_) {
+      if (id == Sampler::kNoToken) {
+        return absl::InternalError("a decode row had no token to draw: its logits are all masked or not finite");
+      }
+    }
+    return absl::OkStatus();
+  }
+
   const Model& model_;
   ModelRunner& runner_;
   ForwardOutput out_;
   const int64_t short_prompt_;
   const int64_t gen_tokens_;
+  const SamplingParams sampling_;
+  const bool sampled_;
+  std::vector<std::unique_ptr<Sampler>> samplers_;
+  std::vector<int32_t> drawn_;
 };
+
+SamplingParams ToSamplingParams(const DecodeSampling& d) {
+  SamplingParams p;
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.min_p = d.min_p;
+  return p;
+}
 
 uint64_t SaturatingMul(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -141,6 +211,9 @@ absl::StatusOr<EngineBenchPlan> PlanEngineBench(const EngineBenchOptions& o, con
   }
   if (o.threads < 0 || o.threads > 1024) {
     return absl::InvalidArgumentError(StrCat("--threads: ", o.threads, " is outside 1..1024"));
+  }
+  if (absl::Status s = ValidateSamplingParams(ToSamplingParams(o.sampling)); !s.ok()) {
+    return absl::InvalidArgumentError(StrCat("--temperature, --top-k, --top-p, --min-p: ", s.message()));
   }
 
   EngineBenchPlan plan;
@@ -208,9 +281,11 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   report.context_train = c.n_ctx_train;
   report.shape = ShapeOfConfig(c);
   report.kv_type = o.kv_type;
+  report.sampling = o.sampling;
   SWIFTLET_ASSIGN_OR_RETURN(report.cost, ComputeModelCost(*model));
 
   const int threads = o.threads > 0 ? o.threads : PhysicalCores();
+  report.host_threads = threads;
   // The GPU's limit: its HBM read bandwidth (1 GiB passes; 64 MiB quick).
   const uint64_t gpu_read_bytes = o.quick_limits ? uint64_t{64} << 20 : uint64_t{1} << 30;
   if (gpu) {
@@ -243,7 +318,7 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
   ro.threads = threads;
   ro.max_kv_bytes = o.max_memory_bytes;
   SWIFTLET_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model_runner, ModelRunner::Create(*model, ro));
-  Runner runner(*model, *model_runner, plan.short_prompt, o.gen_tokens);
+  Runner runner(*model, *model_runner, plan.short_prompt, o.gen_tokens, ToSamplingParams(o.sampling));
 
   // The bandwidth is measured again after every test: on a shared machine
   // it moves with the neighbours' load, and the limit is the best seen.
@@ -265,17 +340,22 @@ absl::StatusOr<EngineBenchReport> RunEngineBench(const EngineBenchOptions& o,
     r.batch = test.batch;
     r.tokens_per_pass = test.tokens_per_pass;
     r.mean_context = test.mean_context;
+    std::vector<double> draw_us;
     for (int run = 0; run <= o.repeat; ++run) {
       const uint64_t seed = (uint64_t{i} << 32) + static_cast<uint64_t>(run);
-      SWIFTLET_ASSIGN_OR_RETURN(const double tok_s, runner.Run(test, seed));
+      SWIFTLET_ASSIGN_OR_RETURN(const RunTiming t, runner.Run(test, seed));
+      const std::string draw =
+          !o.sampling.greedy() && !test.prompt ? StrCat(" (draw ", Fixed(t.draw_us_per_step, 1), " us a step)") : "";
       if (run == 0) {
-        say(StrCat(test.name, ": warm-up ", Fixed(tok_s, 2), " tok/s"));
+        say(StrCat(test.name, ": warm-up ", Fixed(t.tok_s, 2), " tok/s", draw));
         continue;
       }
-      say(StrCat(test.name, ": run ", run, "/", o.repeat, " ", Fixed(tok_s, 2), " tok/s"));
-      r.runs.push_back(tok_s);
+      say(StrCat(test.name, ": run ", run, "/", o.repeat, " ", Fixed(t.tok_s, 2), " tok/s", draw));
+      r.runs.push_back(t.tok_s);
+      draw_us.push_back(t.draw_us_per_step);
     }
     r.tok_s = Median(r.runs);
+    r.draw_us_per_step = Median(draw_us);
     report.results.push_back(std::move(r));
     SWIFTLET_RETURN_IF_ERROR(remeasure());
   }

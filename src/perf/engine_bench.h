@@ -11,9 +11,15 @@
 //   tgG@bB   B sequences in B KV slots, each after its own short prompt; each
 //            step is one Batch of B tokens, one per sequence; tok/s =
 //            B * G / time.
-// Decode steps are greedy: each row's argmax comes back, not its logits
-// (Batch::argmax_rows), as for a greedy request in the engine; a sampled
-// request's step also copies its logits (n_vocab floats a row).
+// Decode steps are greedy by default: each row's argmax comes back, not its
+// logits (Batch::argmax_rows), as for a greedy request in the engine. With
+// sampling parameters that draw (EngineBenchOptions::sampling), each row's
+// logits come back instead (n_vocab floats a row, off the device on a GPU)
+// and are drawn from on the host as the engine draws a sampled request's
+// (a copy of the row, then Sampler::Sample), the rows spread over the
+// host's threads (ModelRunner::host_pool); the draw's share of a step is
+// timed apart. The drawn ids are not fed back: the next step's tokens come
+// from the same stream as a greedy run's, so both run the same forwards.
 // Tokens are deterministic pseudo-random ids in the vocabulary: the forward
 // is measured, not sampling or tokenization.
 //
@@ -43,6 +49,18 @@ struct ModelConfig;  // model/model_config.h
 
 // ---- The benchmark ---------------------------------------------------------
 
+// How decode steps choose their tokens, as the API's parameters of those
+// names (engine/sampling.h's SamplingParams, without penalties): temperature
+// 0 is greedy (argmax rows on the backend); above 0 each row's logits come
+// back and are drawn from on the host. Ranges as ValidateSamplingParams's.
+struct DecodeSampling {
+  float temperature = 0.0f;
+  int32_t top_k = 0;    // 0: off
+  float top_p = 1.0f;   // 1: off
+  float min_p = 0.0f;   // 0: off
+  bool greedy() const { return temperature == 0.0f; }
+};
+
 struct EngineBenchOptions {
   std::string model_path;
   int64_t prompt_tokens = 128;
@@ -53,6 +71,7 @@ struct EngineBenchOptions {
   bool quick_limits = false;  // Short machine-limit measurements (tests).
   TensorType kv_type = TensorType::kF16;
   uint64_t max_memory_bytes = uint64_t{8} << 30;  // KV cache + activations.
+  DecodeSampling sampling;
   // >= 0: run on that CUDA GPU (its index) instead of the CPU. There the
   // limit is its measured HBM read bandwidth alone (its compute peaks are
   // not measured yet), so each result reads as a share of that bandwidth.
@@ -99,6 +118,9 @@ struct EngineBenchResult {
   double mean_context = 0;
   double tok_s = 0;          // Median over the timed runs.
   std::vector<double> runs;  // tok/s of each timed run.
+  // Sampled decode only: the host's draw of a step's rows, µs a step
+  // (median over the timed runs; part of the time tok/s counts).
+  double draw_us_per_step = 0;
   double limit_tok_s = 0;
   double memory_bound_tok_s = 0;
   double compute_bound_tok_s = 0;
@@ -115,6 +137,8 @@ struct EngineBenchReport {
   int64_t context_train = 0;
   ModelShape shape;  // What the planner needs to scale these results to another model.
   TensorType kv_type = TensorType::kF16;
+  DecodeSampling sampling;
+  int host_threads = 1;  // The sampled draw's threads.
   ModelCost cost;
   std::vector<EngineBenchResult> results;
 };

@@ -522,9 +522,40 @@ class BenchEngine(Tmp):
         self.assertIn("1 threads", lines[0])
         self.assertIn("GB/s", lines[0])
         self.assertTrue(lines[1].startswith("model    bench.gguf: llama"), lines[1])
-        self.assertEqual([l.split()[0] for l in lines[3:]], ["pp16", "tg4", "tg4@b2"])
-        for l in lines[3:]:
+        self.assertTrue(lines[2].startswith("decode   greedy"), lines[2])
+        self.assertEqual([l.split()[0] for l in lines[4:]], ["pp16", "tg4", "tg4@b2"])
+        for l in lines[4:]:
             self.assertRegex(l, r"^\S+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+%\s+(memory|compute)$")
+
+    def test_sampled_decode(self):
+        # Greedy decode: argmax rows, nothing drawn on the host.
+        greedy = json.loads(self.bench("--json").stdout)
+        self.assertFalse(greedy["decode"]["sampled"])
+        self.assertEqual([r["draw_us_per_step"] for r in greedy["results"]], [0, 0, 0])
+        # Sampled: every decode row's logits drawn from on the host, timed apart.
+        p = self.bench("--json", "--temperature", "0.8", "--top-p", "0.9", "--top-k", "40", "--min-p", "0.05")
+        report = json.loads(p.stdout)
+        decode = report["decode"]
+        self.assertTrue(decode["sampled"])
+        self.assertAlmostEqual(decode["temperature"], 0.8, places=6)
+        self.assertAlmostEqual(decode["top_p"], 0.9, places=6)
+        self.assertEqual(decode["top_k"], 40)
+        self.assertAlmostEqual(decode["min_p"], 0.05, places=6)
+        self.assertGreaterEqual(decode["host_threads"], 1)
+        pp, tg, tg2 = report["results"]
+        self.assertEqual(pp["draw_us_per_step"], 0)  # A prompt draws nothing.
+        for r in (tg, tg2):
+            self.assertGreater(r["draw_us_per_step"], 0, r["test"])
+            # The draw is part of the step the tok/s counts.
+            step_us = 1e6 * r["batch"] / r["tok_s"]
+            self.assertLess(r["draw_us_per_step"], step_us, r["test"])
+        self.assertIn("draw", p.stderr)
+        lines = self.bench("--temperature", "1").stdout.splitlines()
+        self.assertTrue(lines[2].startswith("decode   sampled on the host"), lines[2])
+        self.assertTrue(lines[3].endswith("draw us/step"), lines[3])
+        self.assertRegex(lines[4], r"^pp16\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+%\s+(memory|compute)$")
+        for l in lines[5:]:
+            self.assertRegex(l, r"^tg\S+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+%\s+(memory|compute)\s+[0-9.]+$")
 
     def test_bad_flags(self):
         err = BadInput().assert_one_line_error
@@ -532,6 +563,12 @@ class BenchEngine(Tmp):
         err(self.bench("--batch", "1,300", check=False), "--batch")
         err(self.bench("--repeat", "0", check=False), "--repeat")
         err(self.bench("--gen-tokens", "0", check=False), "--gen-tokens")
+        err(self.bench("--temperature", "-1", check=False), "--temperature")
+        err(self.bench("--temperature", "nan", check=False), "--temperature")
+        err(self.bench("--top-p", "1.5", check=False), "--top-p")
+        err(self.bench("--temperature", "1", "--top-p", "0", check=False), "top_p")
+        err(self.bench("--min-p", "2", check=False), "--min-p")
+        err(self.bench("--top-k", "-3", check=False), "--top-k")
         err(run("bench", "engine", "-m", self.model, "--prompt-tokens", "999999", "--quick-limits",
                 check=False), "--prompt-tokens", "context")
         err(run("bench", "engine", "-m", "/nope/model.gguf", "--quick-limits", check=False),

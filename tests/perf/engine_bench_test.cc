@@ -258,6 +258,11 @@ TEST(PlanTest, RefusesBadOptionsNamingTheFlag) {
               HasSubstr("--batch"));
   EXPECT_THAT(error([](EngineBenchOptions& o) { o.batch_sizes.clear(); }), HasSubstr("--batch"));
   EXPECT_THAT(error([](EngineBenchOptions& o) { o.repeat = 0; }), HasSubstr("--repeat"));
+  EXPECT_THAT(error([](EngineBenchOptions& o) { o.sampling.temperature = -1; }), HasSubstr("temperature"));
+  EXPECT_THAT(error([](EngineBenchOptions& o) { o.sampling.temperature = NAN; }), HasSubstr("temperature"));
+  EXPECT_THAT(error([](EngineBenchOptions& o) { o.sampling.top_p = 0; }), HasSubstr("top_p"));
+  EXPECT_THAT(error([](EngineBenchOptions& o) { o.sampling.min_p = 1.5f; }), HasSubstr("min_p"));
+  EXPECT_THAT(error([](EngineBenchOptions& o) { o.sampling.top_k = -1; }), HasSubstr("top_k"));
   EXPECT_THAT(error([](EngineBenchOptions& o) { o.repeat = kMaxRepeat + 1; }),
               HasSubstr("--repeat"));
   EXPECT_THAT(error([](EngineBenchOptions& o) { o.max_memory_bytes = 1 << 16; }),
