@@ -117,6 +117,17 @@ void Engine::DrawTokens(std::vector<Take>& takes) {
     StartDecoding(*t.a, *t.c);
     draws.push_back(&t);
   }
+  // A row one draw reads and nothing reads after it (no logprobs) is the
+  // sampler's scratch itself: no copy of n_vocab floats. The n choices of
+  // a request share their prompt's row, so they copy it.
+  std::vector<int32_t> readers;  // Draws from each row.
+  for (const Take* t : draws) {
+    if (static_cast<size_t>(t->row) >= readers.size()) readers.resize(static_cast<size_t>(t->row) + 1);
+    ++readers[static_cast<size_t>(t->row)];
+  }
+  for (Take* t : draws) {
+    t->row_is_scratch = t->a->request.options.top_logprobs < 0 && readers[static_cast<size_t>(t->row)] == 1;
+  }
   auto draw = [&](int64_t i) { Draw(*draws[static_cast<size_t>(i)]); };
   const auto n = static_cast<int64_t>(draws.size());
   if (n > 1 && parts_->host_pool.threads() > 1) {
@@ -130,9 +141,16 @@ void Engine::Draw(Take& t) const {
   const Choice& c = *t.c;
   const int64_t n_vocab = model_.config().n_vocab;
   const float* logits = parts_->out.Row(t.row);
-  // One per thread of the pool: the sampler truncates its row in place.
-  thread_local std::vector<float> scratch;
-  scratch.assign(logits, logits + n_vocab);
+  // The sampler truncates its row in place: the row itself when no one
+  // else reads it, else a copy (one per thread of the pool).
+  thread_local std::vector<float> copy;
+  std::span<float> scratch;
+  if (t.row_is_scratch) {
+    scratch = {parts_->out.MutableRow(t.row), static_cast<size_t>(n_vocab)};
+  } else {
+    copy.assign(logits, logits + n_vocab);
+    scratch = copy;
+  }
   const RequestOptions& o = t.a->request.options;
   if (c.n_output < o.min_tokens) {
     // Too early to end: the ids that would end the choice cannot be drawn.
@@ -147,7 +165,8 @@ void Engine::Draw(Take& t) const {
   }
   t.drawn = c.sampler->Sample(scratch, c.tokens);
   if (o.top_logprobs >= 0 && t.drawn != Sampler::kNoToken) {
-    t.logprobs = ComputeLogprobs({logits, static_cast<size_t>(n_vocab)}, t.drawn, o.top_logprobs, scratch);
+    // (Never a row used as scratch: the row is read here.)
+    t.logprobs = ComputeLogprobs({logits, static_cast<size_t>(n_vocab)}, t.drawn, o.top_logprobs, copy);
   }
 }
 

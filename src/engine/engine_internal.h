@@ -58,6 +58,9 @@ struct Engine::Take {
   bool argmax;
   int64_t row;
   int32_t drawn = 0;
+  // The draw may use the row itself as the sampler's scratch: no other
+  // take draws from it and no logprobs read it after (DrawTokens).
+  bool row_is_scratch = false;
   std::optional<TokenLogprobs> logprobs;
 };
 

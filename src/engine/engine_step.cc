@@ -369,9 +369,9 @@ bool Engine::Step() {
           }
           a.choices.push_back(std::move(f));
         }
-        for (Choice& x : a.choices) takes.push_back({&a, &x, o.argmax, o.row, 0, {}});
+        for (Choice& x : a.choices) takes.push_back({&a, &x, o.argmax, o.row, 0, false, {}});
       } else {
-        takes.push_back({&a, &c, o.argmax, o.row, 0, {}});
+        takes.push_back({&a, &c, o.argmax, o.row, 0, false, {}});
       }
     }
     DrawTokens(takes);

@@ -51,6 +51,9 @@ struct ForwardOutput {
   int64_t hidden_row_size = 0;
   HostVector<int32_t> argmax;
   const float* Row(int64_t i) const { return values.data() + i * row_size; }
+  // For a reader that may use a row as scratch (its only reader: the
+  // engine's draw of a row no other choice draws from).
+  float* MutableRow(int64_t i) { return values.data() + i * row_size; }
   const float* HiddenRow(int64_t i) const { return hidden.data() + i * hidden_row_size; }
 };
 

@@ -183,11 +183,12 @@ TEST(EngineTest, SeededSamplingGivesTheSameTokensInAnyBatch) {
   EXPECT_NE(alone.first, alone.second) << "choices must draw with different seeds";
 }
 
-// The sampled rows of a step are drawn on the host's pool, several at once:
-// each choice still gets the tokens its own sampler draws from its own row,
-// as a plain loop over the model alone gives them. On an engine's own pool
-// and on a step gate's shared one, with argmax rows and a request of two
-// choices in the same steps.
+// The sampled rows of a step are drawn on the host's pool, several at once,
+// each in place where no other choice reads its row: each choice still
+// gets the tokens its own sampler draws from its own row, as a plain loop
+// over the model alone gives them. On an engine's own pool and on a step
+// gate's shared one, with argmax rows and requests of several choices (one
+// row for all at their first token) in the same steps.
 TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
   struct Case {
     SamplingParams params;
@@ -210,6 +211,9 @@ TEST(EngineTest, RowsDrawnInParallelEachFollowTheirOwnSampler) {
       {params(0.6f, 40, 0.9f, 0.0f, 15), 2, {}, -1},     {params(1.0f, 0, 1.0f, 0.0f, 16), 1, {7, 42, 300}, 0},
       {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}, -1},       {params(0.8f, 0, 1.0f, 0.0f, 17), 1, {}, -1},
       {params(0.0f, 0, 1.0f, 0.0f, 0), 1, {}, 5},  // Greedy with logprobs: drawn, not an argmax row.
+      // Choices that share their prompt's row, drawn by passes that rewrite
+      // a row in place: each must draw from the row as the forward left it.
+      {params(1.0f, 0, 1.0f, 0.0f, 18), 3, {}, -1},      {params(0.9f, 0, 0.95f, 0.05f, 19), 2, {}, -1},
   };
   cases[7].params.repetition_penalty = 1.3f;
   cases[7].params.frequency_penalty = 0.5f;
