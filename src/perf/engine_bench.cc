@@ -125,15 +125,12 @@ class Runner {
     drawn_.assign(static_cast<size_t>(b), 0);
   }
 
-  // Draws every row of the last step as Engine::Draw does: a copy of the
-  // row (the sampler truncates it in place), then Sample.
+  // Draws every row of the last step as Engine::Draw draws a row that one
+  // choice reads and no logprobs: the sampler truncates the row in place.
   absl::Status DrawRows(int64_t b) {
     const auto n_vocab = static_cast<size_t>(model_.config().n_vocab);
     auto draw = [&](int64_t s) {
-      thread_local std::vector<float> scratch;
-      const float* row = out_.Row(s);
-      scratch.assign(row, row + n_vocab);
-      drawn_[static_cast<size_t>(s)] = samplers_[static_cast<size_t>(s)]->Sample(scratch, {});
+      drawn_[static_cast<size_t>(s)] = samplers_[static_cast<size_t>(s)]->Sample({out_.MutableRow(s), n_vocab}, {});
     };
     ComputePool& pool = runner_.host_pool();
     if (b > 1 && pool.threads() > 1) {

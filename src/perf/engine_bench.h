@@ -16,7 +16,7 @@
 // sampling parameters that draw (EngineBenchOptions::sampling), each row's
 // logits come back instead (n_vocab floats a row, off the device on a GPU)
 // and are drawn from on the host as the engine draws a sampled request's
-// (a copy of the row, then Sampler::Sample), the rows spread over the
+// (Sampler::Sample on the row in place), the rows spread over the
 // host's threads (ModelRunner::host_pool); the draw's share of a step is
 // timed apart. The drawn ids are not fed back: the next step's tokens come
 // from the same stream as a greedy run's, so both run the same forwards.
