@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "core/number_format.h"
 #include "core/str_cat.h"
 #include "core/tensor_type.h"
 #include "perf/engine_bench.h"
@@ -26,6 +27,10 @@ struct EngineRun {
   MachineRates machine;
   ModelCost cost;
   uint64_t kv_bytes_per_token = 0;
+  // How the decode tests chose tokens: empty for greedy (argmax rows),
+  // else ", sampled (temperature T...)": its decode factors then include
+  // the host's draw of every row.
+  std::string decode_sampling;
   struct Test {
     std::string name;
     bool prompt = false;
@@ -90,6 +95,25 @@ std::optional<EngineRun::Test> GeometryFromName(const std::string& name) {
   t.tokens_per_pass = batch;
   t.mean_context = static_cast<double>(kShortPrompt) + (static_cast<double>(n) + 1) / 2;
   return t;
+}
+
+// bench engine's "decode" object: "" for greedy decode, else ", sampled
+// (temperature T, top_k K, ...)" naming the settings that are on.
+absl::StatusOr<std::string> ReadDecodeSampling(const Json& d, std::string_view origin) {
+  const std::string where = "decode";
+  if (!d.is_object()) return absl::InvalidArgumentError(StrCat(origin, ": decode: not an object"));
+  SWIFTLET_ASSIGN_OR_RETURN(const bool sampled, ReadBool(d, "sampled", origin, where, false));
+  if (!sampled) return std::string();
+  SWIFTLET_ASSIGN_OR_RETURN(const double temperature, ReadNumber(d, "temperature", origin, where, 0, 100));
+  SWIFTLET_ASSIGN_OR_RETURN(const std::optional<double> top_k,
+                            ReadOptionalNumber(d, "top_k", origin, where, 0, 1 << 30));
+  SWIFTLET_ASSIGN_OR_RETURN(const std::optional<double> top_p, ReadOptionalNumber(d, "top_p", origin, where, 0, 1));
+  SWIFTLET_ASSIGN_OR_RETURN(const std::optional<double> min_p, ReadOptionalNumber(d, "min_p", origin, where, 0, 1));
+  std::string s = StrCat(", sampled (temperature ", Fixed(temperature, 2));
+  if (top_k && *top_k > 0) s += StrCat(", top_k ", Fixed(*top_k, 0));
+  if (top_p && *top_p < 1) s += StrCat(", top_p ", Fixed(*top_p, 2));
+  if (min_p && *min_p > 0) s += StrCat(", min_p ", Fixed(*min_p, 2));
+  return s + ")";
 }
 
 absl::StatusOr<EngineRun> ReadEngineRun(const Json& doc, const std::string& origin) {
@@ -197,6 +221,9 @@ absl::StatusOr<EngineRun> ReadEngineRun(const Json& doc, const std::string& orig
       }
     }
     run.tests.push_back(std::move(t));
+  }
+  if (const Json* d = FindField(doc, "decode"); d != nullptr) {
+    SWIFTLET_ASSIGN_OR_RETURN(run.decode_sampling, ReadDecodeSampling(*d, origin));
   }
   return run;
 }
@@ -321,7 +348,7 @@ absl::StatusOr<Calibration> Calibrate(const std::vector<CalibrationInput>& input
       } else {
         const RooflineTime r = RooflineSeconds(
             DecodeStepWork(run.cost, run.kv_bytes_per_token, t.batch, t.mean_context), run.machine);
-        p.what = StrCat("decode b", t.batch);
+        p.what = StrCat("decode b", t.batch, run.decode_sampling);
         p.modelled = static_cast<double>(t.batch) / r.seconds;
         p.factor = p.measured / p.modelled;
         decode[t.batch].push_back(p.factor);

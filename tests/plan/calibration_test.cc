@@ -100,6 +100,33 @@ TEST(CalibrationTest, TheBestTimedRunCounts) {
   EXPECT_THAT(bad.status().message(), HasSubstr("runs[1]"));
 }
 
+TEST(CalibrationTest, SampledDecodeIsNamedInItsPoints) {
+  // bench engine --temperature: the decode factors include the host's draw,
+  // and the report says so; the factors themselves are the same arithmetic.
+  auto with_decode = [](const std::string& decode) {
+    std::string e = Engine(std::string(kPrompt) + "," + kDecode16);
+    return e.insert(e.rfind('}'), ", \"decode\": " + decode);
+  };
+  auto sampled = Calibrate({{"s.json", with_decode(R"({"sampled": true, "temperature": 0.8, "top_k": 40,
+                                                        "top_p": 0.95, "min_p": 0, "host_threads": 2})")}},
+                           64);
+  ASSERT_TRUE(sampled.ok()) << sampled.status();
+  ASSERT_EQ(sampled->points.size(), 2u);
+  EXPECT_EQ(sampled->points[0].what, "prefill p128");
+  EXPECT_EQ(sampled->points[1].what, "decode b16, sampled (temperature 0.80, top_k 40, top_p 0.95)");
+  EXPECT_NEAR(sampled->efficiency.decode[0].second, kDecode16Factor, 1e-9);
+  auto greedy = Calibrate({{"g.json", with_decode(R"({"sampled": false, "temperature": 0})")}}, 64);
+  ASSERT_TRUE(greedy.ok()) << greedy.status();
+  EXPECT_EQ(greedy->points[1].what, "decode b16");
+  for (const char* bad : {R"("yes")", R"({"sampled": 1})", R"({"sampled": true})",
+                          R"({"sampled": true, "temperature": 500})", R"({"sampled": true, "temperature": 1, "top_p": 2})"}) {
+    auto r = Calibrate({{"b.json", with_decode(bad)}}, 64);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("decode")) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("b.json")) << bad;
+  }
+}
+
 std::string Load(double best_goodput, double other_goodput = 1.0) {
   return R"({"parameters": {"slo_ms": {"ttft": 2000, "tpot": 100, "e2e": 0},
              "prompt_tokens": "40", "output_tokens": "32"},
