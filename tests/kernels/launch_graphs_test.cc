@@ -140,12 +140,15 @@ TEST(LaunchListTest, ShapesAndArgumentsCompareApart) {
   EXPECT_TRUE(a.SameShapes(b));
   EXPECT_EQ(a.shape_hash(), b.shape_hash());
   EXPECT_TRUE(a.SameArgs(b, 0));
+  EXPECT_TRUE(a.SameArgs(b));
   b.Clear();
   Record(b, 0, 2, &m[1], nullptr, 1.0f, 0);  // Another pointer: same shape.
   EXPECT_TRUE(a.SameShapes(b));
   EXPECT_FALSE(a.SameArgs(b, 0));
+  EXPECT_FALSE(a.SameArgs(b));
   a.CopyArgs(b, 0);
   EXPECT_TRUE(a.SameArgs(b, 0));
+  EXPECT_TRUE(a.SameArgs(b));
   // Another grid, block or shared memory size: another shape.
   for (const auto& [grid, block, shared] : {std::tuple{3u, 32u, 0u}, {2u, 64u, 0u}, {2u, 32u, 16u}}) {
     b.Clear();
@@ -153,6 +156,37 @@ TEST(LaunchListTest, ShapesAndArgumentsCompareApart) {
     EXPECT_FALSE(a.SameShapes(b)) << grid << " " << block << " " << shared;
     EXPECT_NE(a.shape_hash(), b.shape_hash());
   }
+}
+
+TEST(LaunchListTest, WholeListsCompareByTheirArgumentsNotTheirPadding) {
+  // An int8 then a double: 7 bytes of padding between them, which a list
+  // reused after Clear once held other bytes in.
+  auto record = [](LaunchList& list, int8_t small, double wide) {
+    list.Begin({nullptr, {1, 1, 1}, {32, 1, 1}, 0}, "padded");
+    Arg(list, small);
+    Arg(list, wide);
+  };
+  LaunchList fresh, reused;
+  record(fresh, 1, 2.0);
+  reused.Begin({nullptr, {1, 1, 1}, {32, 1, 1}, 0}, "filler");
+  for (int i = 0; i < 4; ++i) Arg(reused, int64_t{-1});  // All bits set where the padding goes.
+  reused.Clear();
+  record(reused, 1, 2.0);
+  EXPECT_TRUE(fresh.SameArgs(reused));
+  EXPECT_TRUE(reused.SameArgs(fresh));
+  // Any argument's byte differs: not the same, whole or launch by launch.
+  for (const auto& [small, wide] : {std::pair<int8_t, double>{2, 2.0}, {1, 2.5}}) {
+    LaunchList other;
+    record(other, small, wide);
+    EXPECT_FALSE(fresh.SameArgs(other)) << int{small} << " " << wide;
+    EXPECT_FALSE(fresh.SameArgs(other, 0));
+  }
+  // More launches or arguments: not the same either.
+  LaunchList longer;
+  record(longer, 1, 2.0);
+  record(longer, 1, 2.0);
+  EXPECT_FALSE(fresh.SameArgs(longer));
+  EXPECT_TRUE(LaunchList().SameArgs(LaunchList()));
 }
 
 // 18 launches over `memory`, every argument fixed but launch 6's value
