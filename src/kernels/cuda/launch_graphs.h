@@ -53,7 +53,7 @@ class LaunchList {
   // padding bytes cleared by the caller (so equal values compare equal).
   // Inline: a step records ~5,000 of them, and with `size` and `align`
   // known at the call the copy is a move or two.
-  void AddArg(const void* bytes, size_t size, size_t align) {
+  [[gnu::always_inline]] void AddArg(const void* bytes, size_t size, size_t align) {
     const size_t offset = (used_ + align - 1) / align * align;
     if (launches_.empty() || align == 0 || align > __STDCPP_DEFAULT_NEW_ALIGNMENT__ ||
         offset + size > bytes_.size()) [[unlikely]] {
