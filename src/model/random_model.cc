@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/check.h"
 #include "core/parallel_for.h"
 #include "core/str_cat.h"
 #include "gguf/gguf_file.h"
@@ -88,6 +89,7 @@ void AddSyntheticVocab(GgufWriter& w, int64_t size) {
     tokens.push_back(std::string(1, c));
     types.push_back(1);
   }
+  SWIFTLET_CHECK(static_cast<int64_t>(tokens.size()) == kSyntheticVocabBase);
   // Padding: each piece of two or three characters with the marker, then
   // without, so every extra id is a normal piece the tokenizer may use.
   for (int64_t n = 0; static_cast<int64_t>(tokens.size()) < size; ++n) {
