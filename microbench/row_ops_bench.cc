@@ -89,17 +89,24 @@ void BM_AttentionGroup(benchmark::State& state, KernelIsa isa) {
   for (size_t i = 0; i < kf.size(); ++i) kv[i] = Fp32ToFp16(kf[i]);
   const AttentionOps& ops = AttentionOpsFor(isa, kHeadDim);
   const AttentionOps& scalar = AttentionOpsScalar();
-  std::vector<float> p(kGroup, 0.01f), got(kGroup), want(kGroup);
+  std::vector<float> got(kGroup), want(kGroup);
   std::vector<float> acc(kGroup * kHeadDim, 0.0f), acc_want(acc.size(), 0.0f);
+  // The value rows in blocks of 32 keys, as attention takes them.
+  constexpr int64_t kBlock = 32;
+  std::vector<const uint16_t*> rows(kKeys);
+  for (int64_t j = 0; j < kKeys; ++j) rows[j] = kv.data() + j * kHeadDim;
+  const std::vector<float> p(kBlock * kGroup, 0.01f);
   for (int64_t j = 0; j < kKeys; ++j) {
     ops.dot_group_f16(q.data(), kGroup, kv.data() + j * kHeadDim, kHeadDim, got.data());
     scalar.dot_group_f16(q.data(), kGroup, kv.data() + j * kHeadDim, kHeadDim, want.data());
-    ops.axpy_group_f16(acc.data(), kGroup, p.data(), kv.data() + j * kHeadDim, kHeadDim);
-    scalar.axpy_group_f16(acc_want.data(), kGroup, p.data(), kv.data() + j * kHeadDim, kHeadDim);
     if (std::memcmp(got.data(), want.data(), kGroup * 4) != 0) {
       state.SkipWithError("scores differ from the scalar ops");
       return;
     }
+  }
+  for (int64_t j0 = 0; j0 < kKeys; j0 += kBlock) {
+    ops.axpy_rows_f16(acc.data(), kGroup, p.data(), rows.data() + j0, kBlock, kHeadDim);
+    scalar.axpy_rows_f16(acc_want.data(), kGroup, p.data(), rows.data() + j0, kBlock, kHeadDim);
   }
   if (std::memcmp(acc.data(), acc_want.data(), acc.size() * 4) != 0) {
     state.SkipWithError("weighted values differ from the scalar ops");
@@ -110,8 +117,8 @@ void BM_AttentionGroup(benchmark::State& state, KernelIsa isa) {
     for (int64_t j = 0; j < kKeys; ++j) {
       ops.dot_group_f16(q.data(), kGroup, kv.data() + j * kHeadDim, kHeadDim, scores.data() + j * kGroup);
     }
-    for (int64_t j = 0; j < kKeys; ++j) {
-      ops.axpy_group_f16(acc.data(), kGroup, scores.data() + j * kGroup, kv.data() + j * kHeadDim, kHeadDim);
+    for (int64_t j0 = 0; j0 < kKeys; j0 += kBlock) {
+      ops.axpy_rows_f16(acc.data(), kGroup, scores.data() + j0 * kGroup, rows.data() + j0, kBlock, kHeadDim);
     }
     benchmark::DoNotOptimize(acc.data());
   }

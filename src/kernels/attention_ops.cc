@@ -51,8 +51,10 @@ void DotGroup(const float* q, int64_t group, const K* k, int64_t n, float* out) 
 }
 
 template <typename V, void (*kAxpy)(float*, float, const V*, int64_t)>
-void AxpyGroup(float* acc, int64_t group, const float* p, const V* v, int64_t n) {
-  for (int64_t h = 0; h < group; ++h) kAxpy(acc + h * n, p[h], v, n);
+void AxpyRows(float* acc, int64_t group, const float* p, const V* const* v, int64_t rows, int64_t n) {
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t h = 0; h < group; ++h) kAxpy(acc + h * n, p[j * group + h], v[j], n);
+  }
 }
 
 float SoftmaxWeights(float* s, int64_t n, float max) {
@@ -78,9 +80,9 @@ const AttentionOps& AttentionOpsScalar() {
                                 DotGroup<float, Dot<float, Same>>,
                                 DotGroup<uint16_t, Dot<uint16_t, Widen>>,
                                 DotGroup<BlockQ8_0, DotQ8>,
-                                AxpyGroup<float, Axpy<float, Same>>,
-                                AxpyGroup<uint16_t, Axpy<uint16_t, Widen>>,
-                                AxpyGroup<BlockQ8_0, AxpyQ8>,
+                                AxpyRows<float, Axpy<float, Same>>,
+                                AxpyRows<uint16_t, Axpy<uint16_t, Widen>>,
+                                AxpyRows<BlockQ8_0, AxpyQ8>,
                                 SoftmaxWeights};
   return ops;
 }

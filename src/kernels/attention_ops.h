@@ -28,17 +28,23 @@ struct AttentionOps {
   float (*dot_q8_0)(const float* q, const BlockQ8_0* k, int64_t n);
   void (*axpy_q8_0)(float* acc, float p, const BlockQ8_0* v, int64_t n);
 
-  // The same for the `group` query heads of a GQA group against one key or
-  // value row, each head's arithmetic exactly its single-head op's (so the
-  // results are those ops' bit for bit): the row is widened once for all
-  // heads instead of once per head. q, acc: `group` consecutive rows of n;
-  // out[h] = q_h · k; acc_h[i] = acc_h[i] + p[h] * v[i].
+  // The same for the `group` query heads of a GQA group, each head's
+  // arithmetic exactly its single-head op's (so the results are those ops'
+  // bit for bit): a key row is widened once for all heads instead of once
+  // per head. q, acc: `group` consecutive rows of n; out[h] = q_h · k.
   void (*dot_group_f32)(const float* q, int64_t group, const float* k, int64_t n, float* out);
   void (*dot_group_f16)(const float* q, int64_t group, const uint16_t* k, int64_t n, float* out);
   void (*dot_group_q8_0)(const float* q, int64_t group, const BlockQ8_0* k, int64_t n, float* out);
-  void (*axpy_group_f32)(float* acc, int64_t group, const float* p, const float* v, int64_t n);
-  void (*axpy_group_f16)(float* acc, int64_t group, const float* p, const uint16_t* v, int64_t n);
-  void (*axpy_group_q8_0)(float* acc, int64_t group, const float* p, const BlockQ8_0* v, int64_t n);
+  // Value rows v[0..rows) in order, each added to every head's
+  // accumulator: acc_h[i] = acc_h[i] + p[j * group + h] * v[j][i] for j =
+  // 0, 1, ... (the single-head Axpy per row and head, in that order), the
+  // accumulators kept in registers across the rows rather than loaded and
+  // stored once a row.
+  void (*axpy_rows_f32)(float* acc, int64_t group, const float* p, const float* const* v, int64_t rows, int64_t n);
+  void (*axpy_rows_f16)(float* acc, int64_t group, const float* p, const uint16_t* const* v, int64_t rows,
+                        int64_t n);
+  void (*axpy_rows_q8_0)(float* acc, int64_t group, const float* p, const BlockQ8_0* const* v, int64_t rows,
+                         int64_t n);
 
   // One head's softmax weights over n scores, in place:
   // s[j] = SoftmaxWeight(s[j] - max); returns their sum, added in the dot

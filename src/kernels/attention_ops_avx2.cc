@@ -18,6 +18,10 @@ namespace {
 // Four heads' accumulator pairs + the widened row pair fit the 16
 // registers with room for the query loads.
 constexpr int64_t kHeadsPerPass = 4;
+// 2 heads x 2 slices of value accumulators (8 ymm) + 2 widened slices (4):
+// 13 of the 16 registers.
+constexpr int64_t kAxpyHeads = 2;
+constexpr int64_t kAxpySlices = 2;
 
 #include "kernels/attention_ops_simd.inc"
 

@@ -17,6 +17,10 @@ namespace {
 
 // Eight heads' accumulators + the widened row fit the 32 registers.
 constexpr int64_t kHeadsPerPass = 8;
+// 4 heads x 4 slices of value accumulators + 4 widened slices: 21 of the
+// 32 registers.
+constexpr int64_t kAxpyHeads = 4;
+constexpr int64_t kAxpySlices = 4;
 
 #include "kernels/attention_ops_simd.inc"
 

@@ -246,13 +246,14 @@ class CpuBackend final : public Backend {
     const int64_t dim = s.head_dim;
     // Per-thread scratch, grown once: no allocation per token afterwards.
     thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(group * (dim + 3 + 2 * kKeyBlock)));
+    scratch.resize(static_cast<size_t>(group * (dim + 2 + 3 * kKeyBlock)));
     float* acc = scratch.data();
     float* max = acc + group * dim;
     float* sum = max + group;
-    float* p = sum + group;
-    float* score = p + group;              // [key j][head h], kKeyBlock keys
+    float* p = sum + group;                     // [value row][head h], the block's weighing keys
+    float* score = p + group * kKeyBlock;       // [key j][head h], kKeyBlock keys
     float* weight = score + group * kKeyBlock;  // [head h][key j]
+    const uint8_t* v_rows[kKeyBlock];           // The value rows p weighs.
     std::fill(acc, acc + group * dim, 0.0f);
     std::fill(max, max + group, -INFINITY);
     std::fill(sum, sum + group, 0.0f);
@@ -273,13 +274,14 @@ class CpuBackend final : public Backend {
         default: return ops.dot_group_f32(q, group, reinterpret_cast<const float*>(k), dim, out_scores);
       }
     };
-    auto axpys = [&](const uint8_t* v) {
+    // The rows are a cache's bytes; the op takes them as its element type.
+    auto axpys = [&](int64_t rows) {
       switch (type) {
         case TensorType::kF16:
-          return ops.axpy_group_f16(acc, group, p, reinterpret_cast<const uint16_t*>(v), dim);
+          return ops.axpy_rows_f16(acc, group, p, reinterpret_cast<const uint16_t* const*>(v_rows), rows, dim);
         case TensorType::kQ8_0:
-          return ops.axpy_group_q8_0(acc, group, p, reinterpret_cast<const BlockQ8_0*>(v), dim);
-        default: return ops.axpy_group_f32(acc, group, p, reinterpret_cast<const float*>(v), dim);
+          return ops.axpy_rows_q8_0(acc, group, p, reinterpret_cast<const BlockQ8_0* const*>(v_rows), rows, dim);
+        default: return ops.axpy_rows_f32(acc, group, p, reinterpret_cast<const float* const*>(v_rows), rows, dim);
       }
     };
     auto prefetch = [&](const uint8_t* row) {
@@ -317,16 +319,20 @@ class CpuBackend final : public Backend {
         // A whole block's exponentials at once, in SIMD lanes.
         sum[h] += ops.softmax_weights(weight_h, n, max[h]);
       }
+      // The block's value rows in key order, each with its heads' weights.
+      // A key more than 87 below every head's maximum adds nothing (acc +
+      // 0 * v is acc for finite v), so its value row is not read.
+      int64_t rows = 0;
       for (int64_t j = 0; j < n; ++j) {
         bool weighs = false;
+        float* pj = p + rows * group;
         for (int64_t h = 0; h < group; ++h) {
-          p[h] = weight[h * kKeyBlock + j];
-          weighs |= p[h] != 0.0f;
+          pj[h] = weight[h * kKeyBlock + j];
+          weighs |= pj[h] != 0.0f;
         }
-        // A key more than 87 below every head's maximum adds nothing
-        // (acc + 0 * v is acc for finite v), so its value row is not read.
-        if (weighs) axpys(kv.V(j0 + j) + head_offset);
+        if (weighs) v_rows[rows++] = kv.V(j0 + j) + head_offset;
       }
+      if (rows > 0) axpys(rows);
     }
     for (int64_t h = 0; h < group; ++h) {
       for (int64_t i = 0; i < dim; ++i) out[h * dim + i] = acc[h * dim + i] / sum[h];

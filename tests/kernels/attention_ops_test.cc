@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/dequantize.h"
@@ -129,7 +130,7 @@ TEST(AttentionOpsTest, Q8VariantsMatchTheScalarTwinBitForBit) {
 
 // The group ops against the scalar single-head ops, head by head, bit for
 // bit: groups below, at and past the heads one pass keeps in registers.
-TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
+TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHeadAndRow) {
   const AttentionOps& scalar = AttentionOpsScalar();
   std::mt19937 rng(13);
   std::normal_distribution<float> dist(0, 1);
@@ -138,11 +139,10 @@ TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
     for (int64_t dim : {32, 64, 96, 128}) {
       const AttentionOps& ops = AttentionOpsFor(isa, dim);
       for (int64_t group : {1, 2, 3, 7, 8, 9, 16}) {
-        std::vector<float> q(group * dim), k(dim), acc(group * dim), p(group), out(group);
+        std::vector<float> q(group * dim), k(dim), acc(group * dim), out(group);
         for (float& x : q) x = dist(rng);
         for (float& x : k) x = dist(rng);
         for (float& x : acc) x = dist(rng);
-        for (float& x : p) x = std::abs(dist(rng));
         std::vector<uint16_t> kh(dim);
         for (int64_t i = 0; i < dim; ++i) kh[i] = Fp32ToFp16(k[i]);
         std::vector<BlockQ8_0> kq(dim / 32);
@@ -160,18 +160,49 @@ TEST(AttentionOpsTest, GroupOpsOfEveryVariantAreTheSingleHeadOpsPerHead) {
         check_dots(ops.dot_group_f32, scalar.dot_f32, k.data(), "f32");
         check_dots(ops.dot_group_f16, scalar.dot_f16, kh.data(), "f16");
         check_dots(ops.dot_group_q8_0, scalar.dot_q8_0, kq.data(), "q8_0");
-        auto check_axpys = [&](auto group_op, auto single_op, const auto* row, const char* type) {
-          std::vector<float> got = acc, want = acc;
-          group_op(got.data(), group, p.data(), row, dim);
-          for (int64_t h = 0; h < group; ++h) single_op(want.data() + h * dim, p[h], row, dim);
-          for (size_t i = 0; i < got.size(); ++i) {
-            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
-                << where << " " << type << " element " << i;
+        // Value rows: the key row and `rows` more of their own, each row's
+        // weights per head; the single-head op row by row, head by head.
+        auto check_axpys = [&](auto rows_op, auto single_op, const auto* row, auto widen_rows, const char* type) {
+          for (int64_t rows : {1, 2, 5, 32}) {
+            const auto others = widen_rows(rows);
+            std::vector<const std::remove_cvref_t<decltype(*row)>*> v(static_cast<size_t>(rows));
+            for (int64_t j = 0; j < rows; ++j) v[static_cast<size_t>(j)] = j == 0 ? row : others[static_cast<size_t>(j)].data();
+            std::vector<float> pj(static_cast<size_t>(rows * group));
+            for (float& x : pj) x = std::abs(dist(rng));
+            pj[0] = 0.0f;  // A head a row does not weigh still adds 0 * v.
+            std::vector<float> got = acc, want = acc;
+            rows_op(got.data(), group, pj.data(), v.data(), rows, dim);
+            for (int64_t j = 0; j < rows; ++j) {
+              for (int64_t h = 0; h < group; ++h) single_op(want.data() + h * dim, pj[j * group + h], v[j], dim);
+            }
+            for (size_t i = 0; i < got.size(); ++i) {
+              ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                  << where << " " << type << " rows " << rows << " element " << i;
+            }
           }
         };
-        check_axpys(ops.axpy_group_f32, scalar.axpy_f32, k.data(), "f32");
-        check_axpys(ops.axpy_group_f16, scalar.axpy_f16, kh.data(), "f16");
-        check_axpys(ops.axpy_group_q8_0, scalar.axpy_q8_0, kq.data(), "q8_0");
+        auto float_rows = [&](int64_t rows) {
+          std::vector<std::vector<float>> r(static_cast<size_t>(rows), std::vector<float>(dim));
+          for (auto& x : r) for (float& y : x) y = dist(rng);
+          return r;
+        };
+        auto half_rows = [&](int64_t rows) {
+          std::vector<std::vector<uint16_t>> r(static_cast<size_t>(rows), std::vector<uint16_t>(dim));
+          for (auto& x : r) for (uint16_t& y : x) y = Fp32ToFp16(dist(rng));
+          return r;
+        };
+        auto q8_rows = [&](int64_t rows) {
+          std::vector<std::vector<BlockQ8_0>> r(static_cast<size_t>(rows), std::vector<BlockQ8_0>(dim / 32));
+          std::vector<float> f(dim);
+          for (auto& x : r) {
+            for (float& y : f) y = dist(rng);
+            QuantizeRowQ8_0(f.data(), x.data(), dim);
+          }
+          return r;
+        };
+        check_axpys(ops.axpy_rows_f32, scalar.axpy_f32, k.data(), float_rows, "f32");
+        check_axpys(ops.axpy_rows_f16, scalar.axpy_f16, kh.data(), half_rows, "f16");
+        check_axpys(ops.axpy_rows_q8_0, scalar.axpy_q8_0, kq.data(), q8_rows, "q8_0");
       }
     }
   }
