@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -274,14 +275,28 @@ class CpuBackend final : public Backend {
         default: return ops.dot_group_f32(q, group, reinterpret_cast<const float*>(k), dim, out_scores);
       }
     };
-    // The rows are a cache's bytes; the op takes them as its element type.
+    // The rows are a cache's bytes; the op takes pointers of its element
+    // type, each converted here (an array of byte pointers is not one of
+    // element pointers).
     auto axpys = [&](int64_t rows) {
+      auto typed = [&](auto* out) {
+        using Pointer = std::remove_reference_t<decltype(*out)>;
+        for (int64_t j = 0; j < rows; ++j) out[j] = reinterpret_cast<Pointer>(v_rows[j]);
+        return out;
+      };
       switch (type) {
-        case TensorType::kF16:
-          return ops.axpy_rows_f16(acc, group, p, reinterpret_cast<const uint16_t* const*>(v_rows), rows, dim);
-        case TensorType::kQ8_0:
-          return ops.axpy_rows_q8_0(acc, group, p, reinterpret_cast<const BlockQ8_0* const*>(v_rows), rows, dim);
-        default: return ops.axpy_rows_f32(acc, group, p, reinterpret_cast<const float* const*>(v_rows), rows, dim);
+        case TensorType::kF16: {
+          const uint16_t* rows_f16[kKeyBlock];
+          return ops.axpy_rows_f16(acc, group, p, typed(rows_f16), rows, dim);
+        }
+        case TensorType::kQ8_0: {
+          const BlockQ8_0* rows_q8[kKeyBlock];
+          return ops.axpy_rows_q8_0(acc, group, p, typed(rows_q8), rows, dim);
+        }
+        default: {
+          const float* rows_f32[kKeyBlock];
+          return ops.axpy_rows_f32(acc, group, p, typed(rows_f32), rows, dim);
+        }
       }
     };
     auto prefetch = [&](const uint8_t* row) {

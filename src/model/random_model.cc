@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "core/check.h"
@@ -91,10 +92,15 @@ void AddSyntheticVocab(GgufWriter& w, int64_t size) {
   }
   SWIFTLET_CHECK(static_cast<int64_t>(tokens.size()) == kSyntheticVocabBase);
   // Padding: each piece of two or three characters with the marker, then
-  // without, so every extra id is a normal piece the tokenizer may use.
+  // without, so every extra id is a normal piece the tokenizer may use; a
+  // piece that spells a base token ("<s>") is left out, so no text has two
+  // ids.
+  const std::set<std::string> base(tokens.begin(), tokens.end());
   for (int64_t n = 0; static_cast<int64_t>(tokens.size()) < size; ++n) {
     const std::string piece = PaddingPiece(n / 2);
-    tokens.push_back(n % 2 == 0 ? kWordMarker + piece : piece);
+    std::string token = n % 2 == 0 ? kWordMarker + piece : piece;
+    if (base.count(token) != 0) continue;
+    tokens.push_back(std::move(token));
     types.push_back(1);
   }
   std::vector<float> scores(tokens.size(), 0.0f);

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <set>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
@@ -77,6 +78,19 @@ TEST(ModelConfigTest, SyntheticVocabularyPaddedToASize) {
   auto tokens = f->GetArray("tokenizer.ggml.tokens");
   ASSERT_TRUE(tokens.ok());
   EXPECT_EQ((*tokens)->array_size(), 32000u);
+
+  // The largest: every token's text its own, though three-character
+  // pieces run through "<s>" (a narrow model keeps the file small).
+  RandomModelSpec largest;
+  largest.n_embd = 8, largest.n_head = 2, largest.n_head_kv = 1, largest.n_ff = 8, largest.n_layer = 1;
+  largest.vocab_size = kMaxSyntheticVocab;
+  auto big = WriteAndOpen(largest, "vocab-largest");
+  ASSERT_NE(big, nullptr);
+  auto big_tokens = big->GetArray("tokenizer.ggml.tokens");
+  ASSERT_TRUE(big_tokens.ok());
+  const std::vector<std::string>& texts = (*big_tokens)->strings();
+  ASSERT_EQ(static_cast<int64_t>(texts.size()), kMaxSyntheticVocab);
+  EXPECT_EQ(std::set<std::string>(texts.begin(), texts.end()).size(), texts.size());
 
   for (int64_t bad : {int64_t{1}, kSyntheticVocabBase - 1, kMaxSyntheticVocab + 1}) {
     spec.vocab_size = bad;

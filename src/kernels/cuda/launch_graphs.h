@@ -54,11 +54,9 @@ class LaunchList {
   // Inline: a step records ~5,000 of them, and with `size` and `align`
   // known at the call the copy is a move or two.
   [[gnu::always_inline]] void AddArg(const void* bytes, size_t size, size_t align) {
+    if (launches_.empty() || align == 0 || align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) [[unlikely]] Grow(0, align);
     const size_t offset = (used_ + align - 1) / align * align;
-    if (launches_.empty() || align == 0 || align > __STDCPP_DEFAULT_NEW_ALIGNMENT__ ||
-        offset + size > bytes_.size()) [[unlikely]] {
-      Grow(offset + size, align);
-    }
+    if (offset + size > bytes_.size()) [[unlikely]] Grow(offset + size, align);
     for (size_t k = used_; k < offset; ++k) bytes_[k] = std::byte{0};  // Padding compares equal.
     std::memcpy(bytes_.data() + offset, bytes, size);
     used_ = offset + size;
