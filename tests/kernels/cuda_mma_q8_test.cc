@@ -297,6 +297,33 @@ TEST(CudaMmaQ8Test, TheRunsCoverARowInOrder) {
   }
 }
 
+// RowRuns: a matmul's batch rows split into launches whose grids CUDA
+// takes (at most kMaxGridY tiles of `cols` rows each), in order, each row
+// once, every run full but the last. The row counts go past the first
+// limit (2,097,120 rows at 32 a tile), where one launch was refused.
+TEST(CudaMmaQ8Test, RowRunsCoverEveryRowInGridsCudaTakes) {
+  for (int64_t cols : {int64_t{8}, int64_t{32}, int64_t{128}}) {
+    const int64_t most = kMaxGridY * cols;
+    for (int64_t n_rows : {int64_t{0}, int64_t{1}, cols - 1, cols, cols + 1, most - 1, most, most + 1,
+                           2 * most + 5, 3 * most}) {
+      int64_t next = 0;
+      const int64_t runs = RowRuns(n_rows, cols);
+      for (int64_t i = 0; i < runs; ++i) {
+        const int64_t begin = RowRunBegin(i, cols), end = std::min(n_rows, RowRunBegin(i + 1, cols));
+        ASSERT_EQ(begin, next) << n_rows << " rows of " << cols << ", run " << i;
+        ASSERT_LT(begin, end) << n_rows << " rows of " << cols << ", run " << i;
+        ASSERT_LE((end - begin + cols - 1) / cols, kMaxGridY) << n_rows << " rows of " << cols << ", run " << i;
+        if (i + 1 < runs) {
+          ASSERT_EQ(end - begin, most) << n_rows << " rows of " << cols << ", run " << i;
+        }
+        next = end;
+      }
+      EXPECT_EQ(next, n_rows) << n_rows << " rows of " << cols;
+      EXPECT_EQ(runs, (n_rows + most - 1) / most) << n_rows << " rows of " << cols;
+    }
+  }
+}
+
 // The types with fragments are the types MmaType sends to the tensor cores.
 TEST(CudaMmaQ8Test, TheTensorCoreTypesAreTheOnesWithFragments) {
   bool any = false;

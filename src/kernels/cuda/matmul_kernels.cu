@@ -304,17 +304,31 @@ __global__ void MatMulElementKernel(TensorType type, const uint8_t* w, size_t ro
   StoreMatMulTile(m, sum, n_out, y);
 }
 
-// A grid of blocks of `rows` weight rows by `cols` batch rows.
-dim3 MmaGrid(const WeightView& w, int64_t n_rows, int64_t rows, int64_t cols) {
-  SWIFTLET_CHECK(w.n_out > 0 && (n_rows + cols - 1) / cols <= 65535);  // gridDim.y's limit.
-  return dim3(static_cast<unsigned>((w.n_out + rows - 1) / rows), static_cast<unsigned>((n_rows + cols - 1) / cols));
+// Calls launch(grid, xq, n, y) once per run of at most RowRunRows(cols)
+// batch rows (mma_q8.h): blocks of `rows` weight rows by `cols` batch rows,
+// the run's activations and outputs. One run unless a step has millions of
+// rows, which gridDim.y could not hold in one launch.
+template <typename Launch>
+void ForEachRowRun(const WeightView& w, const QuantizedActivations& xq, int64_t n_rows, float* y, int64_t rows,
+                   int64_t cols, Launch&& launch) {
+  SWIFTLET_CHECK(w.n_out > 0);
+  const int64_t nb = w.n_in / cuda_slices::kActivationBlock;
+  const auto x_tiles = static_cast<unsigned>((w.n_out + rows - 1) / rows);
+  for (int64_t i = 0; i < cuda_mma::RowRuns(n_rows, cols); ++i) {
+    const int64_t r0 = cuda_mma::RowRunBegin(i, cols);
+    const int64_t n = std::min(n_rows - r0, cuda_mma::RowRunRows(cols));
+    const QuantizedActivations run{xq.q + r0 * w.n_in, xq.d + r0 * nb, xq.sums + r0 * nb};
+    launch(dim3(x_tiles, static_cast<unsigned>((n + cols - 1) / cols)), run, n, y + r0 * w.n_out);
+  }
 }
 
 template <typename Slice, int kMT, int kNT>
 void LaunchMma(CudaQueue& queue, const WeightView& w, const QuantizedActivations& xq, int64_t n_rows, float* y) {
-  const dim3 grid = MmaGrid(w, n_rows, cuda_mma::kTileRows * kMT, cuda_mma::kTileCols * kNT);
-  queue.Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp, 0, w.data,
-               w.row_bytes, w.n_in, w.n_out, xq.q, xq.d, xq.sums, n_rows, y);
+  ForEachRowRun(w, xq, n_rows, y, cuda_mma::kTileRows * kMT, cuda_mma::kTileCols * kNT,
+                [&](dim3 grid, const QuantizedActivations& run, int64_t n, float* run_y) {
+                  queue.Launch("MatMul (tensor cores)", MmaQ8Kernel<Slice, kMT, kNT>, grid, cuda_mma::kSplit * kWarp,
+                               0, w.data, w.row_bytes, w.n_in, w.n_out, run.q, run.d, run.sums, n, run_y);
+                });
 }
 
 // Warps of 32 weight rows by 32 batch rows, 2 x 4 of them a block.
@@ -322,10 +336,13 @@ template <typename Slice>
 void LaunchMmaOutputSplit(CudaQueue& queue, const WeightView& w, const QuantizedActivations& xq, int64_t n_rows,
                           float* y) {
   constexpr int kMT = 2, kNT = 4, kWarpsM = 2, kWarpsN = 4;
-  const dim3 grid = MmaGrid(w, n_rows, cuda_mma::kTileRows * kMT * kWarpsM, cuda_mma::kTileCols * kNT * kWarpsN);
-  queue.Launch("MatMul (tensor cores, output split)", MmaQ8OutputSplitKernel<Slice, kMT, kNT, kWarpsM, kWarpsN>,
-               grid, kWarpsM * kWarpsN * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, xq.q, xq.d, xq.sums, n_rows,
-               y);
+  ForEachRowRun(w, xq, n_rows, y, cuda_mma::kTileRows * kMT * kWarpsM, cuda_mma::kTileCols * kNT * kWarpsN,
+                [&](dim3 grid, const QuantizedActivations& run, int64_t n, float* run_y) {
+                  queue.Launch("MatMul (tensor cores, output split)",
+                               MmaQ8OutputSplitKernel<Slice, kMT, kNT, kWarpsM, kWarpsN>, grid,
+                               kWarpsM * kWarpsN * kWarp, 0, w.data, w.row_bytes, w.n_in, w.n_out, run.q, run.d,
+                               run.sums, n, run_y);
+                });
 }
 
 }  // namespace

@@ -56,6 +56,22 @@ inline constexpr int kSplit = 8;
 // Weight rows and batch rows of one mma.
 inline constexpr int kTileRows = 16, kTileCols = 8;
 
+// CUDA's limit on a grid's y dimension, where the kernels put their tiles
+// of batch rows.
+inline constexpr int64_t kMaxGridY = 65535;
+
+// A matmul over more batch rows than one grid holds (kMaxGridY blocks of
+// `cols` rows each: about 2 M rows at 32 a block) is launched once per run
+// of at most that many rows, each launch given its run's rows alone. The
+// bits are the same as one launch's: no step of the order below depends on
+// the other rows. Runs of n_rows rows: RowRuns(n_rows, cols); run i:
+// rows [RowRunBegin(i, cols), min(n_rows, RowRunBegin(i + 1, cols))).
+inline constexpr int64_t RowRunRows(int64_t cols) { return kMaxGridY * cols; }
+inline constexpr int64_t RowRuns(int64_t n_rows, int64_t cols) {
+  return (n_rows + RowRunRows(cols) - 1) / RowRunRows(cols);
+}
+inline constexpr int64_t RowRunBegin(int64_t i, int64_t cols) { return i * RowRunRows(cols); }
+
 // The blocks of 32, [*begin, *end), that P_w of the order above takes in a
 // row of nb of them. Contiguous runs rather than every kSplit-th block: a
 // kernel whose warps split the outputs takes the runs one after another,
