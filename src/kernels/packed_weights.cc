@@ -92,10 +92,9 @@ void PackBlockQ5_K(const BlockQ5_K* const* rows, uint8_t* q, uint8_t* scales) {
   }
 }
 
-// Q6_K: the low nibbles in Q4_K's order, the high bit pairs four to a
-// byte, then the int8 sub-block scales and d.
+// Q6_K: three lines per sub-block of 16 (packed_weights.h), then the int8
+// sub-block scales and d.
 void PackBlockQ6_K(const BlockQ6_K* const* rows, uint8_t* q, uint8_t* scales) {
-  uint8_t* high = q + kPackRows * kQK_K / 2;
   auto* sc = reinterpret_cast<int8_t*>(scales);
   auto* d = reinterpret_cast<uint16_t*>(scales + 16 * kPackRows);
   for (int r = 0; r < kPackRows; ++r) {
@@ -109,17 +108,12 @@ void PackBlockQ6_K(const BlockQ6_K* const* rows, uint8_t* q, uint8_t* scales) {
       const int nibble = quad < 2 ? lo & 0xF : lo >> 4;
       return nibble | ((b.qh[32 * half + l] >> (2 * quad)) & 3) << 4;
     };
-    for (int g = 0; g < kQK_K / 8; ++g) {
-      for (int i = 0; i < 4; ++i) {
-        q[(g * kPackRows + r) * 4 + i] =
-            static_cast<uint8_t>((code(8 * g + i) & 0xF) | (code(8 * g + 4 + i) & 0xF) << 4);
-      }
-    }
-    for (int p = 0; p < kQK_K / 16; ++p) {
-      for (int i = 0; i < 4; ++i) {
-        int bits = 0;
-        for (int f = 0; f < 4; ++f) bits |= (code(16 * p + 4 * f + i) >> 4) << (2 * f);
-        high[(p * kPackRows + r) * 4 + i] = static_cast<uint8_t>(bits);
+    for (int m = 0; m < kQK_K / 16; ++m) {
+      for (int f = 0; f < 3; ++f) {
+        for (int i = 0; i < 4; ++i) {
+          const int fourth = code(16 * m + 12 + i) >> (2 * f) & 3;
+          q[((3 * m + f) * kPackRows + r) * 4 + i] = static_cast<uint8_t>(code(16 * m + 4 * f + i) | fourth << 6);
+        }
       }
     }
   }

@@ -26,11 +26,13 @@
 //     0..31 codes as Q4_K (2048 bytes), then the fifth bits, 64 bytes per
 //     sub-block j: bit m of byte i of row r is element 32j+4m+i's (so the
 //     nibbles of Q4_K's group 4j+k take bits 2k and 2k+1); scales as Q4_K.
-//   Q6_K, 3072 code bytes per 256-element block: the low 4 bits of the 0..63
-//     codes as Q4_K (2048 bytes), then the high 2 bits, 64 bytes per pair of
-//     8-element groups p: byte i of row r holds, from bit 0 up, elements
-//     16p+i, 16p+4+i, 16p+8+i, 16p+12+i; scales int8 sc[16][16], uint16
-//     d[16]. The -32 is applied to the block sums.
+//   Q6_K, 3072 code bytes per 256-element block: three 64-byte lines per
+//     16-element sub-block m, q[m][f][16][4]: bits 0-5 of q[m][f][r][i] are
+//     row r's 0..63 code of element 16m+4f+i, bits 6-7 bits 2f and 2f+1 of
+//     its code of element 16m+12+i (the sub-block's fourth quarter, in
+//     pieces: decoding it and masking the others costs less than joining
+//     4-bit and 2-bit fields); scales int8 sc[16][16], uint16 d[16]. The
+//     -32 is applied to the block sums.
 //   F32, F16, BF16 (a block is one element): element i of row r at
 //     (16 * i + r) * element bytes, no scales; each lane then sums its row
 //     in the scalar code's order.
