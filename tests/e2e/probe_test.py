@@ -76,8 +76,13 @@ class Probe(unittest.TestCase):
         t = doc["targets"][0]
         curl_ttfb, curl_connect = statistics.median(ttfb), statistics.median(connect)
         print(f"curl connect {curl_connect:.3f} ms ttfb {curl_ttfb:.3f} ms; probe connect {t['connect']['p50']} ms "
-              f"ttfb {t['ttfb']['p50']} ms", file=sys.stderr)
-        self.assertAlmostEqual(t["ttfb"]["p50"], curl_ttfb, delta=0.1 * curl_ttfb)
+              f"ttfb {t['ttfb']['p50']} ms; fastest: curl {min(ttfb):.3f} ms, probe {t['ttfb']['min']} ms", file=sys.stderr)
+        # The fastest samples, not the medians: a busy machine (this suite
+        # runs two tests at once) only adds time, and 15 samples' median
+        # moved by over the 10% here once in a full -j2 run. A probe that
+        # timed something else than curl's first byte (the connect, or the
+        # request without the relay's 40 ms) is still far outside it.
+        self.assertAlmostEqual(t["ttfb"]["min"], min(ttfb), delta=0.1 * min(ttfb))
         # A connect to the local relay is a fraction of a millisecond (a
         # userspace relay cannot delay the kernel's handshake), where 10% is
         # tens of microseconds: below the noise of waking a process on two
